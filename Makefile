@@ -1,0 +1,29 @@
+# The workbook's two commands:  make lab  (open it)   make test  (run every test)
+.DEFAULT_GOAL := help
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+help:
+	@echo "make lab    set up .venv if needed and open JupyterLab on the notebooks"
+	@echo "make test   set up .venv with the test tools and run every test (unit, notebooks, exercises, browser)"
+	@echo "make bench  print the retrieval benchmark table (writes bench/results.json)"
+
+$(VENV)/.core: pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh core
+	touch $@
+
+$(VENV)/.full: pyproject.toml scripts/setup.sh $(wildcard mcp_servers/node/package-lock.json)
+	bash scripts/setup.sh full
+	touch $@ $(VENV)/.core
+
+lab: $(VENV)/.core
+	$(VENV)/bin/jupyter lab notebooks/
+
+test: $(VENV)/.full
+	$(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+
+bench: $(VENV)/.full
+	$(PY) -m harness.bench
+
+.PHONY: help lab test bench

@@ -1,0 +1,265 @@
+"""The offline stand-in model: deterministic, no network, and honest about being a stand-in.
+
+Introduced in Chapter 0; every chapter runs on it unless ``ANTHROPIC_API_KEY`` is set.
+
+It is **not an LLM**. It is a small, documented procedure that behaves like a tool-using model
+in the ways this workbook needs to show, so every phenomenon can be demonstrated in a room with
+no network and checked in CI:
+
+* It reads the user's latest request, splits it into steps (", then", ". Then", "; "), and
+  works through them one tool call per turn, reading each result before the next step.
+* For a step it scores every tool it was *shown* against the request, through a small synonym
+  lexicon (:mod:`harness.providers.offline_concepts`), and calls the best one if it matches
+  well enough; arguments come from :mod:`harness.providers.offline_args`.
+* It can call only tools it was shown: tools in this turn's schemas, or names it read in a
+  discovery tool's result (calling one that is not loaded gets the registry's error, and the
+  next turn's query can bring it in).
+* When nothing shown matches and a discovery tool (tag ``discovery``) is shown, it calls that
+  tool with the request's keywords, then picks from what it lists.
+* **Attention is limited, by construction.** It reads tool definitions in full only up to a
+  reading budget of schema tokens, split between the start and the end of the list; tools in
+  the middle are skimmed by name only ("lost in the middle", Liu et al. 2023). That is a
+  modelling assumption with one parameter, ``reading_budget``, not a measurement of any real
+  model: curves drawn with the stand-in show the mechanism, Claude's curves (with a key) are
+  evidence.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.providers.base import ModelTurn, Usage
+from harness.providers.offline_args import fill_arguments
+from harness.providers.offline_concepts import concepts
+from harness.text import split_identifier, tokenize
+from harness.tokens import count_text, tool_tokens
+from harness.tools import Tool
+
+#: A step must score at least this for the stand-in to act on it (else it searches or says so).
+MATCH_THRESHOLD = 0.6
+#: Schema tokens the stand-in reads in full; the rest of a long tool list is skimmed by name.
+READING_BUDGET = 3000
+#: Failed calls on one step before the stand-in gives up and explains.
+MAX_FAILURES_PER_STEP = 3
+
+_STEP_SPLIT = re.compile(r",?\s+and then\s+|,\s*then\s+|;\s*then\s+|;\s+|\.\s+(?:Then\s+|Finally,?\s+|After that,?\s+)?(?=[A-Z])|,\s*finally,?\s+", re.IGNORECASE)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_LISTED_NAME = re.compile(r"^\s*(?:[-*•]\s*)?`?([A-Za-z][A-Za-z0-9_-]{1,63})`?\s*(?:—|–|-|:)\s*(.*)$")
+_JSON_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{1,63})"(?:\s*,\s*"description"\s*:\s*"([^"]*)")?')
+
+
+def split_steps(request: str) -> list[str]:
+    """The request's steps in order; quoted text is never split."""
+    protected: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        protected.append(m.group(0))
+        return f"\x00{len(protected) - 1}\x00"
+
+    masked = _QUOTED.sub(hide, request.strip())
+    parts = [p.strip(" .") for p in _STEP_SPLIT.split(masked)]
+    restore = lambda s: re.sub(r"\x00(\d+)\x00", lambda m: protected[int(m.group(1))], s)
+    return [restore(p) for p in parts if p and concepts(restore(p))]
+
+
+def is_discovery(t: Tool) -> bool:
+    return "discovery" in t.tags
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the stand-in decided for one step, with the evidence (for Chapter 1's views)."""
+
+    tool: str | None
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+    skimmed: frozenset[str] = frozenset()
+
+
+def relevance(step: str, t_name: str, description: str | None) -> float:
+    """How well a tool (name, and description when read) fits the step, through the lexicon.
+
+    Name words count double and are normalised by the name's length (a name is a claim about
+    what the tool does); description words are normalised by √length (long descriptions
+    shouldn't win by volume). A literal mention of the tool's name is decisive.
+    """
+    want = set(concepts(step))
+    if not want:
+        return 0.0
+    name_c = set(concepts(" ".join(split_identifier(t_name))))
+    score = 2.0 * len(want & name_c) / len(name_c) if name_c else 0.0
+    if description:
+        desc_c = set(concepts(description))
+        if desc_c:
+            score += len(want & desc_c) / math.sqrt(len(desc_c))
+    if re.search(rf"\b{re.escape(t_name.lower())}\b", step.lower()):
+        score += 3.0
+    return score
+
+
+def read_fully(tools: Sequence[Tool], budget: int) -> set[str]:
+    """Names of the tools whose definitions fit the reading budget: the head and the tail."""
+    sizes = [tool_tokens(t) for t in tools]
+    if sum(sizes) <= budget:
+        return {t.name for t in tools}
+    seen: set[str] = set()
+    for order in (range(len(tools)), reversed(range(len(tools)))):
+        used = 0
+        for i in order:
+            if used + sizes[i] > budget / 2:
+                break
+            used += sizes[i]
+            seen.add(tools[i].name)
+    return seen
+
+
+def tool_text(t: Tool) -> str:
+    params = " ".join(
+        f"{n} {p.get('description', '') if isinstance(p, dict) else ''}" for n, p in t.input_schema.get("properties", {}).items()
+    )
+    return f"{t.description} {params}"
+
+
+class OfflineModel:
+    """The deterministic stand-in for an LLM (see the module docstring for exactly what it does)."""
+
+    name = "offline stand-in"
+
+    def __init__(self, *, reading_budget: int = READING_BUDGET, threshold: float = MATCH_THRESHOLD) -> None:
+        self.reading_budget = reading_budget
+        self.threshold = threshold
+
+    def __repr__(self) -> str:
+        return f"OfflineModel(reading_budget={self.reading_budget}, threshold={self.threshold})"
+
+    # --- one decision ----------------------------------------------------------------------
+
+    def choose(self, request: str, tools: Sequence[Tool]) -> Choice:
+        """Which shown tool the stand-in would call for a one-step request (None: none fits)."""
+        candidates = [t for t in tools if not is_discovery(t)]
+        full = read_fully(candidates, self.reading_budget)
+        scores = {t.name: relevance(request, t.name, tool_text(t) if t.name in full else None) for t in candidates}
+        best = max(scores, key=lambda n: scores[n], default=None)  # first shown wins ties
+        if best is None or scores[best] < self.threshold:
+            return Choice(None, scores.get(best, 0.0) if best else 0.0, scores, frozenset(scores.keys() - full))
+        return Choice(best, scores[best], scores, frozenset(scores.keys() - full))
+
+    def pick(self, request: str, tools: Sequence[Tool], previous_result: str | None = None) -> tuple[str | None, dict]:
+        """The tool and arguments the stand-in would call for one step (None, {} when nothing fits)."""
+        choice = self.choose(request, tools)
+        if choice.tool is None:
+            return None, {}
+        t = next(t for t in tools if t.name == choice.tool)
+        return t.name, fill_arguments(request, t.input_schema, tool_words=_words(t.name), previous_result=previous_result)
+
+    # --- a turn ------------------------------------------------------------------------------
+
+    async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
+        message = self.respond(transcript, tools)
+        usage = Usage(count_text(transcript.to_json()) + sum(tool_tokens(t) for t in tools), count_text(str(message.to_api())))
+        return ModelTurn(message, "tool_use" if message.tool_calls else "end_turn", usage, self.name)
+
+    def respond(self, transcript: Transcript, tools: Sequence[Tool]) -> Message:
+        msgs = transcript.messages
+        start = max((i for i, m in enumerate(msgs) if m.role == "user" and m.text), default=-1)
+        if start < 0:
+            return _say("There is no request to work on.")
+        request = msgs[start].text
+        steps = split_steps(request)
+        n_calls = sum(len(m.tool_calls) for m in msgs)
+        by_name = {t.name: t for t in tools}
+        discovery = next((t for t in tools if is_discovery(t)), None)
+
+        events: list[tuple[ToolCall, ToolResult | None]] = [
+            (c, transcript.result_for(c.id)) for m in msgs[start + 1:] for c in m.tool_calls
+        ]
+        done = [(c, r) for c, r in events if r is not None and not r.is_error and not _names_discovery(c.name, by_name)]
+        since = events[_last_index(events, done) + 1:] if done else events
+        failures = [r for _, r in since if r is not None and r.is_error]
+        found = _discovered(since, by_name)
+        searched = any(_names_discovery(c.name, by_name) for c, _ in since)
+
+        if not steps:  # an opener: "hi", "what can you do?"
+            if discovery and not searched:
+                return _call(n_calls, discovery.name, {})
+            names = [n for n, _ in found] or [t.name for t in tools if not is_discovery(t)]
+            if not names:
+                return _say("Hello! I have no tools loaded right now, so I can only chat. What would you like to do?")
+            return _say("Hello! I can help with: " + ", ".join(names[:12]) + ". What would you like to do?")
+
+        if len(done) >= len(steps):
+            return _say(_summary(done))
+        step = steps[len(done)]
+        if len(failures) >= MAX_FAILURES_PER_STEP:
+            return _say(f"I could not complete '{step}': {failures[-1].content}")
+
+        previous = done[-1][1].content if done else None
+        name, args = self.pick(step, tools, previous)
+        if name is not None:
+            return _call(n_calls, name, args)
+        if found:  # a discovery result named a tool that fits: call it by name, loaded or not
+            scored = sorted(((relevance(step, n, d), n) for n, d in found), key=lambda x: -x[0])
+            score, name = scored[0]
+            if score >= self.threshold:
+                return _call(n_calls, name, fill_arguments(step, {"properties": {}}, previous_result=previous))
+        if discovery and not searched:
+            return _call(n_calls, discovery.name, _discovery_args(discovery, step))
+        return _say(f"I don't have a tool that can do this: '{step}'.")
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def _say(text: str) -> Message:
+    return Message("assistant", [TextBlock(text)])
+
+
+def _call(n_calls: int, name: str, args: dict) -> Message:
+    return Message("assistant", [ToolCall(f"toolu_offline_{n_calls + 1:03d}", name, args)])
+
+
+def _words(name: str) -> set[str]:
+    return set(split_identifier(name))
+
+
+def _names_discovery(name: str, by_name: dict[str, Tool]) -> bool:
+    t = by_name.get(name)
+    return t is not None and is_discovery(t)
+
+
+def _last_index(events: list, done: list) -> int:
+    last_done = done[-1][0]
+    return next(i for i, (c, _) in enumerate(events) if c is last_done)
+
+
+def _discovered(events: list[tuple[ToolCall, ToolResult | None]], by_name: dict[str, Tool]) -> list[tuple[str, str]]:
+    """(name, summary) pairs listed by discovery results since the last completed step."""
+    out: dict[str, str] = {}
+    for call, result in events:
+        if result is None or result.is_error or not _names_discovery(call.name, by_name):
+            continue
+        for m in _JSON_NAME.finditer(result.content):
+            out.setdefault(m.group(1), m.group(2) or "")
+        for line in result.content.splitlines():
+            m = _LISTED_NAME.match(line)
+            if m:
+                out.setdefault(m.group(1), m.group(2))
+    return list(out.items())
+
+
+def _discovery_args(t: Tool, step: str) -> dict:
+    """Keywords for a discovery tool's query-like parameter (none for a plain list)."""
+    words = tokenize(step) + concepts(step)  # its own words, plus the plain word for each synonym
+    keywords = " ".join(dict.fromkeys(w for w in words if "_" not in w))
+    props = t.input_schema.get("properties", {})
+    for name in props:
+        if props[name].get("type", "string") == "string":
+            return {name: keywords}
+    return {}
+
+
+def _summary(done: list[tuple[ToolCall, ToolResult | None]]) -> str:
+    lines = [f"- {c.name}: {(r.content if r else '').strip()[:160]}" for c, r in done]
+    return "Done.\n" + "\n".join(lines)

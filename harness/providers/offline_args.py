@@ -1,0 +1,144 @@
+"""How the offline stand-in model fills a tool's arguments from a request.
+
+Introduced in Chapter 0 with the offline model; Chapter 1 counts its argument mistakes.
+
+The stand-in pulls typed pieces out of the request — quoted strings, URLs, paths, numbers,
+dates, times, ``#channels``, ``@people``, enum values — and hands them to the schema's
+properties by name and type, in the order both appear. That is roughly what a model does, and
+it fails the way models do when two parameters look alike (``source``/``destination``,
+``title``/``body``): the right tool with misplaced arguments, a failure Chapter 1 counts apart
+from picking the wrong tool.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.text import STOP_WORDS, split_identifier
+
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`|“([^”]+)”")
+_URL = re.compile(r"https?://[^\s'\"<>),]+")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
+_CHANNEL = re.compile(r"(?<![\w&])#([A-Za-z][\w-]*)")
+_PERSON = re.compile(r"(?<![\w.])@([A-Za-z][\w.-]*[A-Za-z0-9])")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,5}\b|(?<![\w/:])(?:[\w.-]+/)+[\w.-]*")
+_NUMBER = re.compile(r"(?<![\w.#:/-])-?\d+(?:\.\d+)?(?![\w:/-])")
+
+_PATH_PARAMS = ("path", "file", "filename", "source", "src", "destination", "dest", "dir", "directory", "folder", "target")
+_QUERY_PARAMS = ("query", "pattern", "term", "keyword", "keywords", "search", "filter")
+_LONG_TEXT_PARAMS = ("text", "body", "content", "message", "comment", "description", "summary", "note")
+_PERSON_PARAMS = ("recipient", "user", "person", "to", "assignee", "attendee", "attendees", "username", "owner")
+
+
+@dataclass
+class Pieces:
+    """Typed pieces found in a request, each list in order of appearance; used up as assigned."""
+
+    quoted: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    dates: list[str] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    channels: list[str] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)
+    emails: list[str] = field(default_factory=list)
+    numbers: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+
+
+def extract(text: str) -> Pieces:
+    p = Pieces()
+    p.quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    rest = _QUOTED.sub(" ", text)
+    p.urls = _URL.findall(rest)
+    rest = _URL.sub(" ", rest)
+    p.emails = _EMAIL.findall(rest)
+    rest = _EMAIL.sub(" ", rest)
+    p.dates = _DATE.findall(rest)
+    p.times = _TIME.findall(rest)
+    rest = _TIME.sub(" ", _DATE.sub(" ", rest))
+    p.channels = _CHANNEL.findall(rest)
+    p.people = _PERSON.findall(rest)
+    rest = _PERSON.sub(" ", _CHANNEL.sub(" ", rest))
+    p.paths = [x.rstrip(".,;:") for x in _PATH.findall(rest) if not x.endswith(".") or "/" in x]
+    rest = _PATH.sub(" ", rest)
+    p.numbers = _NUMBER.findall(rest)
+    p.words = [w for w in re.findall(r"[A-Za-z][\w-]*", rest) if w.lower() not in STOP_WORDS]
+    return p
+
+
+def _kind(name: str) -> set[str]:
+    parts = set(split_identifier(name)) | {name.lower()}
+    return parts
+
+
+def _number(value: str, typ: str) -> int | float:
+    return int(float(value)) if typ == "integer" else float(value)
+
+
+def fill_arguments(
+    request: str,
+    schema: dict[str, Any],
+    *,
+    tool_words: set[str] = frozenset(),
+    previous_result: str | None = None,
+) -> dict[str, Any]:
+    """Arguments for ``schema`` taken from ``request`` (and the previous result, for long text).
+
+    Required properties always get a value when any piece fits; optional ones only when the
+    request clearly supplies one (an enum value it names, a piece of the right kind left over).
+    """
+    pieces = extract(request)
+    props: dict[str, Any] = schema.get("properties", {}) or {}
+    required = list(schema.get("required", []) or [])
+    order = required + [n for n in props if n not in required]
+    args: dict[str, Any] = {}
+    keywords = [w for w in pieces.words if w.lower() not in tool_words]
+
+    for name in order:
+        spec = props.get(name, {}) if isinstance(props.get(name), dict) else {}
+        typ = spec.get("type", "string")
+        kind = _kind(name)
+        is_required = name in required
+        value: Any = None
+        if "enum" in spec:
+            lowered = request.lower()
+            value = next((v for v in spec["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v.lower())}\b", lowered)), None)
+            if value is None and is_required:
+                value = spec["enum"][0]
+        elif typ in ("integer", "number"):
+            if pieces.numbers:
+                value = _number(pieces.numbers.pop(0), typ)
+        elif typ == "boolean":
+            if kind & {w.lower() for w in pieces.words}:
+                value = True
+        elif "url" in kind or "uri" in kind or "link" in kind:
+            value = pieces.urls.pop(0) if pieces.urls else None
+        elif kind & set(_PATH_PARAMS):
+            value = pieces.paths.pop(0) if pieces.paths else (pieces.quoted.pop(0) if pieces.quoted and is_required else None)
+        elif "channel" in kind:
+            value = pieces.channels.pop(0) if pieces.channels else None
+        elif "email" in kind:
+            value = pieces.emails.pop(0) if pieces.emails else None
+        elif kind & set(_PERSON_PARAMS):
+            value = pieces.people.pop(0) if pieces.people else (pieces.emails.pop(0) if pieces.emails else None)
+        elif "date" in kind or "day" in kind:
+            value = pieces.dates.pop(0) if pieces.dates else None
+        elif "time" in kind or "start" in kind:
+            value = pieces.times.pop(0) if pieces.times else None
+        elif pieces.quoted:
+            value = pieces.quoted.pop(0)
+        elif kind & set(_QUERY_PARAMS):
+            value = " ".join(keywords) or None
+        elif kind & set(_LONG_TEXT_PARAMS) and is_required:
+            value = (previous_result or "").strip()[:500] or " ".join(keywords) or None
+        elif is_required and typ == "string":
+            value = " ".join(keywords) or None
+        if value is not None and typ == "array":
+            value = [value] if not isinstance(value, list) else value
+        if value is not None:
+            args[name] = value
+    return args

@@ -1,0 +1,178 @@
+"""The tool registry: what a model may call this turn, and the one place calls are run.
+
+Introduced in Chapter 0; Chapter 3 builds a fresh registry every turn from the selected tools.
+
+``dispatch`` never raises into the agent loop. Whatever goes wrong — an unknown or unloaded
+tool, arguments that fail the schema, an exception in the tool, a tool that never returns —
+comes back as an error *result* the model can read and recover from, because an exception
+would end the conversation while an error result lets the next turn fix it.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import difflib
+import inspect
+import json
+from typing import Any, Iterable
+
+from harness.messages import ToolResult
+from harness.schema_check import first_error
+from harness.tools import Tool
+
+#: Results longer than this are cut before the model sees them (with a note saying so).
+MAX_RESULT_CHARS = 20_000
+#: Seconds a tool may run before its call becomes an error result.
+DEFAULT_TIMEOUT = 30.0
+
+# Tools that never return keep their worker thread; a shared pool bounds how many can pile up.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tool")
+
+
+class DuplicateToolError(ValueError):
+    """Two tools with one name: a model could not tell which one it called."""
+
+
+def render_result(value: Any) -> str:
+    """A tool's return value as the text a model reads."""
+    if value is None:
+        return "ok"
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=None, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    """Cut a long result to ``limit`` characters and say how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return f"{text[:limit]}\n[truncated: {cut:,} of {len(text):,} characters cut]"
+
+
+class ToolRegistry:
+    """Tools by name, their API schemas, and safe dispatch.
+
+    ``known`` names tools that exist elsewhere (the full catalog) but are not loaded in this
+    registry; calling one gives an error that says so, instead of pretending it doesn't exist.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        known: Iterable[str] = (),
+        timeout: float = DEFAULT_TIMEOUT,
+        max_result_chars: int = MAX_RESULT_CHARS,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.known = set(known)
+        self.timeout = timeout
+        self.max_result_chars = max_result_chars
+        for t in tools:
+            self.register(t)
+
+    def register(self, t: Tool) -> Tool:
+        if t.name in self._tools:
+            raise DuplicateToolError(f"A tool named {t.name!r} is already registered; tool names must be unique.")
+        self._tools[t.name] = t
+        return t
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def get(self, name: str) -> Tool:
+        return self._tools[name]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Every tool's definition in the Anthropic Messages API shape."""
+        return [t.to_api() for t in self._tools.values()]
+
+    # --- checking a call before running it ---------------------------------------------
+
+    def check(self, name: str, args: Any) -> str | None:
+        """Why this call cannot run (one sentence), or None when it can."""
+        if name not in self._tools:
+            if name in self.known:
+                return (
+                    f"Tool '{name}' exists but is not loaded this turn. "
+                    "Say what you need it for and it will be offered on the next turn."
+                )
+            close = difflib.get_close_matches(name, list(self._tools) + sorted(self.known), n=3, cutoff=0.5)
+            hint = f" Did you mean: {', '.join(close)}?" if close else f" Available: {', '.join(self._tools) or 'none'}."
+            return f"Unknown tool '{name}'.{hint}"
+        if not isinstance(args, dict):
+            return f"Arguments for '{name}' must be a JSON object, got {type(args).__name__}."
+        schema = self._tools[name].input_schema
+        allowed = schema.get("properties", {})
+        extra = [k for k in args if k not in allowed]
+        if extra and schema.get("additionalProperties") in (None, False):
+            takes = ", ".join(allowed) or "no arguments"
+            return f"Invalid arguments for '{name}': unexpected argument(s) {', '.join(map(repr, extra))}; it takes {takes}."
+        problem = first_error(args, schema)
+        return f"Invalid arguments for '{name}': {problem}." if problem else None
+
+    # --- running it ----------------------------------------------------------------------
+
+    def _error(self, call_id: str, text: str) -> ToolResult:
+        return ToolResult(call_id, text, is_error=True)
+
+    def _ok(self, call_id: str, value: Any) -> ToolResult:
+        return ToolResult(call_id, truncate(render_result(value), self.max_result_chars))
+
+    def _failed(self, call_id: str, name: str, exc: BaseException) -> ToolResult:
+        return self._error(call_id, f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
+
+    def _timed_out(self, call_id: str, name: str) -> ToolResult:
+        return self._error(call_id, f"Tool '{name}' did not return within {self.timeout:g} s and was abandoned.")
+
+    def dispatch(self, name: str, args: Any, call_id: str = "call") -> ToolResult:
+        """Run a synchronous tool; every failure becomes an error result."""
+        problem = self.check(name, args)
+        if problem:
+            return self._error(call_id, problem)
+        t = self._tools[name]
+        if t.fn is None:
+            return self._error(call_id, f"Tool '{name}' has no implementation attached.")
+        if inspect.iscoroutinefunction(t.fn):
+            return self._error(call_id, f"Tool '{name}' is asynchronous; call it with adispatch().")
+        future = _POOL.submit(t.fn, **args)
+        try:
+            return self._ok(call_id, future.result(timeout=self.timeout))
+        except concurrent.futures.TimeoutError:
+            return self._timed_out(call_id, name)
+        except Exception as exc:  # a tool's bug must not end the conversation
+            return self._failed(call_id, name, exc)
+
+    async def adispatch(self, name: str, args: Any, call_id: str = "call") -> ToolResult:
+        """Run a tool (sync or async) from an event loop; every failure becomes an error result."""
+        problem = self.check(name, args)
+        if problem:
+            return self._error(call_id, problem)
+        t = self._tools[name]
+        if t.fn is None:
+            return self._error(call_id, f"Tool '{name}' has no implementation attached.")
+        try:
+            if inspect.iscoroutinefunction(t.fn):
+                value = await asyncio.wait_for(t.fn(**args), self.timeout)
+            else:
+                loop = asyncio.get_running_loop()
+                value = await asyncio.wait_for(loop.run_in_executor(_POOL, lambda: t.fn(**args)), self.timeout)
+            return self._ok(call_id, value)
+        except asyncio.TimeoutError:
+            return self._timed_out(call_id, name)
+        except Exception as exc:
+            return self._failed(call_id, name, exc)

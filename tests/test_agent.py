@@ -1,0 +1,73 @@
+import pytest
+
+from conftest import run
+from harness.agent import arun
+from harness.catalog import ToolCatalog
+from harness.discovery import ToolSearch, discovery_tool
+from harness.messages import Message, TextBlock, ToolCall
+from harness.providers.offline import OfflineModel
+from harness.providers.scripted import ScriptedProvider
+from harness.queries import query_from_user_message
+
+
+def test_each_turn_selects_shows_and_dispatches(small_tools):
+    cat = ToolCatalog(small_tools)
+    script = ScriptedProvider([
+        Message("assistant", [ToolCall("c1", "read_file", {"path": "a.txt"})]),
+        "All done.",
+    ])
+    events = []
+    result = run(arun(script, cat, "Read the file a.txt", tools_per_turn=2, on_event=events.append))
+    assert result.final_text == "All done." and result.stopped == "end_turn"
+    assert len(events) == 2 and events[0].turn == 1
+    assert "read_file" in events[0].tool_names and len(events[0].tools) <= 2
+    assert events[0].results[0].content == "contents of a.txt"
+    assert script.calls[0].tool_names == events[0].tool_names
+    assert events[0].snapshot.tool_tokens < events[0].catalog_tokens
+    assert result.calls() == [("read_file", {"path": "a.txt"}, True)]
+
+
+def test_a_call_to_a_filtered_out_tool_is_an_error_result_not_an_exception(small_tools):
+    cat = ToolCatalog(small_tools)
+    script = ScriptedProvider([Message("assistant", [ToolCall("c1", "create_event", {"title": "x", "date": "2025-01-01"})]), "ok"])
+    result = run(arun(script, cat, "read the file", tools_per_turn=1))
+    assert result.turns[0].results[0].is_error
+    assert "exists but is not loaded this turn" in result.turns[0].results[0].content
+    assert result.calls() == [("create_event", {"title": "x", "date": "2025-01-01"}, False)]
+
+
+def test_stops_after_max_turns(small_tools):
+    looping = ScriptedProvider([Message("assistant", [ToolCall(f"c{i}", "read_file", {"path": "a"})]) for i in range(3)])
+    result = run(arun(looping, ToolCatalog(small_tools), "read a file", max_turns=3))
+    assert result.stopped == "max_turns" and len(result.turns) == 3 and result.final_text == ""
+    with pytest.raises(ValueError, match="max_turns must be positive"):
+        run(arun(looping, ToolCatalog(small_tools), "x", max_turns=0))
+
+
+def test_offline_model_solves_a_two_step_task(small_tools):
+    result = run(arun(OfflineModel(), ToolCatalog(small_tools), "Read the file 'a.txt', then post it to the #dev channel"))
+    assert result.succeeded() == ["read_file", "post_message"]
+    assert result.final_text.startswith("Done.")
+
+
+def test_pinned_discovery_recovers_a_tool_the_query_left_out(small_tools):
+    cat = ToolCatalog(small_tools)
+    request = "Announce in #ops that the deploy went out"  # shares no word with any tool
+    without = run(arun(OfflineModel(), cat, request, query_fn=query_from_user_message))
+    assert "post_message" not in without.succeeded()
+    lister = discovery_tool(cat)
+    with_it = run(arun(OfflineModel(), cat, request, pinned_tools=[lister]))
+    names = [c[0] for c in with_it.calls()]
+    assert names[0] == "list_available_tools" and "post_message" in with_it.succeeded()
+    assert all("list_available_tools" in ev.tool_names for ev in with_it.turns)
+    assert with_it.turns[0].pinned == ["list_available_tools"]
+
+
+def test_tool_search_activates_matches_for_the_next_turn(small_tools):
+    cat = ToolCatalog(small_tools)
+    search = ToolSearch(cat, keep_loaded=False)
+    result = run(arun(OfflineModel(), ToolCatalog([]), "Post 'shipped' to the #dev channel",
+                      pinned_tools=[search.tool], extra_tools=search.active, on_finish=search.end_turn))
+    assert [c[0] for c in result.calls()][:2] == ["search_tools", "post_message"]
+    assert result.succeeded()[-1] == "post_message"
+    assert search.active() == []  # unloaded when the run ended

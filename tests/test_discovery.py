@@ -1,0 +1,37 @@
+import json
+
+from harness.catalog import ToolCatalog
+from harness.discovery import ToolSearch, discovery_tool, listing
+from harness.registry import ToolRegistry
+
+
+def test_list_available_tools_lists_every_tool_one_line_each(small_tools):
+    t = discovery_tool(ToolCatalog(small_tools))
+    out = ToolRegistry([t]).dispatch("list_available_tools", {}).content
+    assert out.splitlines()[0] == "read_file — Read a text file from the workspace and return its contents."
+    assert len(out.splitlines()) == len(small_tools)
+    assert "discovery" in t.tags
+
+
+def test_filter_and_the_no_match_fallback(small_tools):
+    t = discovery_tool(ToolCatalog(small_tools))
+    assert t.fn(filter_term="calendar") == listing([small_tools[-1]])
+    assert t.fn(filter_term="zebra").startswith("No tool mentions 'zebra'. All tools:\nread_file")
+    plain = discovery_tool(ToolCatalog(small_tools), filtered=False)
+    assert plain.input_schema["properties"] == {}
+
+
+def test_search_puts_exact_names_first_dedups_and_truncates(small_tools):
+    search = ToolSearch(ToolCatalog(small_tools), aliases={"files/read": "read_file"})
+    names = [t.name for t in search.find("search the code and docs create_event", limit=3)]
+    assert names[0] == "create_event" and len(names) == 3 and len(set(names)) == 3
+    assert [t.name for t in search.find("files/read", 2)][0] == "read_file"
+    out = json.loads(search.search_tools("post a chat message", limit=1))
+    assert out[0]["name"] == "post_message" and out[0]["parameters"]["channel"]["type"] == "string"
+    assert [t.name for t in search.active()] == ["post_message"]
+
+
+def test_search_with_no_match_lists_what_exists(small_tools):
+    search = ToolSearch(ToolCatalog(small_tools))
+    assert search.search_tools("zebra quantum") == "No tool matches that. Tools that exist: " + ", ".join(t.name for t in small_tools)
+    assert search.active() == []
