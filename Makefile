@@ -27,3 +27,12 @@ bench: $(VENV)/.full
 	$(PY) -m harness.bench
 
 .PHONY: help lab test bench
+
+# For authors: re-run every notebook top to bottom and save its outputs (what gets committed).
+notebooks: $(VENV)/.full
+	for nb in notebooks/*.ipynb exercises/*.ipynb exercises/solutions/*.ipynb; do \
+	  [ -f "$$nb" ] && $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.timeout=900 "$$nb" || exit 1; \
+	done
+
+.PHONY: notebooks

@@ -1,0 +1,60 @@
+from conftest import run
+from harness.agent import arun
+from harness.catalog import ToolCatalog
+from harness.cliff import AccuracyPoint
+from harness.discovery import discovery_tool
+from harness.providers.offline import OfflineModel
+from harness.tools import Tool
+from harness.views.cliff_view import cliff_at, cliff_slider
+from harness.views.explorer import query_explorer, ranking_html, ranking_rows
+from harness.views.timeline import timeline_html, timeline_rows, turn_timeline
+
+
+def test_ranking_rows_explain_each_score(small_tools):
+    cat = ToolCatalog(small_tools)
+    rows = ranking_rows(cat, "search code", 3)
+    assert rows[0].name == "search_code" and rows[0].rank == 1
+    assert abs(sum(t.contribution for t in rows[0].terms) - rows[0].score) < 1e-9
+    assert rows[0].reason().split(" ")[0] in {"search", "code", "search_code"}
+    assert "score floor" in ranking_html(ranking_rows(cat, "zebra", 3), "zebra")
+
+
+def test_html_escapes_untrusted_tool_text():
+    evil = Tool("evil", "Read <script>alert(1)</script> files", {"type": "object", "properties": {}})
+    html = ranking_html(ranking_rows(ToolCatalog([evil, Tool("other", "x", {"type": "object", "properties": {}})]), "read files"), "<b>q</b>")
+    assert "<script>" not in html and "&lt;b&gt;q&lt;/b&gt;" in html
+
+
+def test_explorer_widget_rerenders_through_the_function(small_tools):
+    cat = ToolCatalog(small_tools)
+    box = query_explorer(cat, "read a file", 3)
+    text, k = box.children[0].children
+    out = box.children[1]
+    assert out.value == ranking_html(ranking_rows(cat, "read a file", 3), "read a file")
+    text.value = "post a message"
+    assert out.value == ranking_html(ranking_rows(cat, "post a message", 3), "post a message")
+
+
+def test_timeline_of_a_real_run(small_tools):
+    cat = ToolCatalog(small_tools)
+    result = run(arun(OfflineModel(), cat, "Read the file 'a.txt', then post it to the #dev channel",
+                      pinned_tools=[discovery_tool(cat)], tools_per_turn=3))
+    rows = timeline_rows(result.turns)
+    assert [r.turn for r in rows] == [1, 2, 3]
+    assert rows[0].shown[0] == ("list_available_tools", None, True)
+    assert rows[0].calls == [("read_file", True)] and rows[1].calls == [("post_message", True)]
+    assert rows[2].calls == [] and rows[2].text.startswith("Done.")
+    assert all(r.schema_tokens < r.catalog_tokens for r in rows)
+    widget = turn_timeline(result.turns)
+    slider, out = widget.children
+    slider.value = 1
+    assert out.value == timeline_html(rows[:1])
+
+
+def test_cliff_view():
+    pts = [AccuracyPoint(5, 1.0, 0.0, (1.0,), 500.0), AccuracyPoint(50, 0.5, 0.1, (0.5,), 5000.0)]
+    assert "<b>50 tools</b>: 5,000 schema tokens per turn (2.5% of a 200,000-token window)" in cliff_at(50, pts)
+    assert "0.50 ± 0.10" in cliff_at(50, pts)
+    slider, out = cliff_slider(pts, "offline stand-in").children
+    slider.value = 50
+    assert cliff_at(50, pts) in out.value
