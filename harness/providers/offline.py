@@ -25,6 +25,7 @@ no network and checked in CI:
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -79,6 +80,12 @@ class Choice:
     skimmed: frozenset[str] = frozenset()
 
 
+@functools.lru_cache(maxsize=50_000)
+def concept_set(text: str) -> frozenset[str]:
+    """The distinct concepts of a text; cached, because sweeps score the same tools thousands of times."""
+    return frozenset(concepts(text))
+
+
 def relevance(step: str, t_name: str, description: str | None) -> float:
     """How well a tool (name, and description when read) fits the step, through the lexicon.
 
@@ -86,13 +93,13 @@ def relevance(step: str, t_name: str, description: str | None) -> float:
     what the tool does); description words are normalised by √length (long descriptions
     shouldn't win by volume). A literal mention of the tool's name is decisive.
     """
-    want = set(concepts(step))
+    want = concept_set(step)
     if not want:
         return 0.0
-    name_c = set(concepts(" ".join(split_identifier(t_name))))
+    name_c = concept_set(" ".join(split_identifier(t_name)))
     score = 2.0 * len(want & name_c) / len(name_c) if name_c else 0.0
     if description:
-        desc_c = set(concepts(description))
+        desc_c = concept_set(description)
         if desc_c:
             score += len(want & desc_c) / math.sqrt(len(desc_c))
     if re.search(rf"\b{re.escape(t_name.lower())}\b", step.lower()):

@@ -1,0 +1,123 @@
+"""Running multi-step scenarios and scoring them: per-step recall and task success.
+
+Introduced in Chapter 3 (``notebooks/03_transcript_queries.ipynb``); Chapter 4 and the
+exercises on ``tools_per_turn``, pinning and query strategies reuse it.
+
+Two measurements, kept apart on purpose:
+
+* **per-step recall** isolates retrieval: replay the scenario as if every earlier step had gone
+  right (an "oracle" transcript), derive the query, and ask whether the tool the next step needs
+  is among those selected. No model is involved, so the number belongs to the query strategy.
+* **task success** runs the whole loop with a model: did the needed tools get called
+  successfully, in order? That mixes retrieval with the model's own choices.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from harness.agent import RunResult, arun
+from harness.catalog import ToolCatalog
+from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.queries import QueryFn
+
+
+def oracle_steps(scenario: Any, catalog: ToolCatalog) -> list[tuple[Transcript, str]]:
+    """For each step: the transcript just before it (earlier steps done right) and the tool it needs.
+
+    Earlier calls carry their required argument *keys* (values are placeholders): that is all a
+    transcript query reads of a call.
+    """
+    out = []
+    t = Transcript()
+    for earlier in getattr(scenario, "setup", ()):
+        t.add_user(earlier)
+        t.append(Message("assistant", [TextBlock("Done.")]))
+    t.add_user(scenario.request)
+    for i, name in enumerate(scenario.tools):
+        out.append((Transcript(list(t.messages)), name))
+        args = {p: "…" for p in catalog.get(name).required}
+        t.append(Message("assistant", [ToolCall(f"oracle_{i}", name, args)]))
+        t.append(Message("user", [ToolResult(f"oracle_{i}", "ok")]))
+    return out
+
+
+def per_step_recall(catalog: ToolCatalog, scenarios: Iterable[Any], query_fn: QueryFn, k: int = 7) -> float:
+    """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
+    hits = [needed in {t.name for t in catalog.select(query_fn(t), k)}
+            for s in scenarios for t, needed in oracle_steps(s, catalog)]
+    if not hits:
+        raise ValueError("No scenario steps to measure: every scenario given has an empty tool list.")
+    return statistics.fmean(hits)
+
+
+@dataclass
+class ScenarioRun:
+    scenario: Any
+    result: RunResult
+    success: bool
+
+    @property
+    def turns(self) -> int:
+        return len(self.result.turns)
+
+    @property
+    def schema_tokens(self) -> int:
+        """Tool-schema tokens sent over the whole run (every turn pays again)."""
+        return sum(ev.snapshot.tool_tokens for ev in self.result.turns)
+
+
+def in_order(needed: Sequence[str], called: Sequence[str]) -> bool:
+    """True when ``needed`` appears in ``called`` as a subsequence (other calls may come between)."""
+    it = iter(called)
+    return all(any(c == n for c in it) for n in needed)
+
+
+def judge(scenario: Any, result: RunResult, catalog: ToolCatalog) -> bool:
+    """Did the run do what the scenario asked?
+
+    Tasks and pivots: their tools called successfully, in order. An opener with no tools: the
+    answer names at least three real tools, so the user learns what the agent can do.
+    """
+    if scenario.tools:
+        return in_order(scenario.tools, result.succeeded())
+    named = [n for n in catalog.all_names() if n in result.final_text]
+    return len(named) >= 3
+
+
+async def run_scenario(provider: Any, catalog: ToolCatalog, scenario: Any, **loop: Any) -> ScenarioRun:
+    """Run a scenario's setup requests, then its request, through :func:`harness.agent.arun`.
+
+    ``loop`` is passed to ``arun`` (``pinned_tools``, ``tools_per_turn``, ``query_fn`` …); the
+    scenario is judged on the last request's run only.
+    """
+    transcript = Transcript()
+    for earlier in getattr(scenario, "setup", ()):
+        await arun(provider, catalog, earlier, transcript=transcript, **loop)
+    result = await arun(provider, catalog, scenario.request, transcript=transcript, **loop)
+    return ScenarioRun(scenario, result, judge(scenario, result, catalog))
+
+
+async def run_scenarios(
+    provider: Any,
+    make_catalog: Callable[[], ToolCatalog],
+    scenarios: Iterable[Any],
+    *,
+    pins: Callable[[ToolCatalog], list] | None = None,
+    **loop: Any,
+) -> list[ScenarioRun]:
+    """Run each scenario on a fresh catalog (a fresh world: one scenario's writes never leak into the next).
+
+    ``pins`` builds the pinned tools for that catalog (a discovery tool over it, say).
+    """
+    runs = []
+    for s in scenarios:
+        catalog = make_catalog()
+        extra = {"pinned_tools": pins(catalog)} if pins else {}
+        runs.append(await run_scenario(provider, catalog, s, **extra, **loop))
+    return runs
+
+
+def success_rate(runs: Sequence[ScenarioRun]) -> float:
+    return statistics.fmean(r.success for r in runs) if runs else 0.0

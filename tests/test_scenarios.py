@@ -1,0 +1,54 @@
+from dataclasses import dataclass
+
+import pytest
+
+from conftest import SMALL_TOOLS, run
+from harness.catalog import ToolCatalog
+from harness.discovery import discovery_tool
+from harness.providers.offline import OfflineModel
+from harness.queries import query_from_transcript, query_from_user_message
+from harness.scenarios import in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate
+
+
+@dataclass(frozen=True)
+class S:
+    id: str
+    request: str
+    tools: tuple
+    kind: str = "task"
+    setup: tuple = ()
+
+
+TASK = S("t1", "Read the file 'a.txt', then post it to the #dev channel", ("read_file", "post_message"))
+OPENER = S("o1", "hi", (), "opener")
+
+
+def test_oracle_transcripts_replay_earlier_steps():
+    cat = ToolCatalog(SMALL_TOOLS)
+    steps = oracle_steps(TASK, cat)
+    assert [needed for _, needed in steps] == ["read_file", "post_message"]
+    second = steps[1][0]
+    assert second.tool_calls()[0].name == "read_file" and second.tool_calls()[0].input == {"path": "…"}
+    assert "read_file path" in query_from_transcript(second)
+
+
+def test_per_step_recall_counts_hits_and_rejects_empty_input():
+    cat = ToolCatalog(SMALL_TOOLS)
+    assert per_step_recall(cat, [TASK], query_from_transcript, k=7) == 1.0
+    assert per_step_recall(cat, [S("x", "Announce the release", ("post_message",))], query_from_user_message, k=7) == 0.0
+    with pytest.raises(ValueError, match="No scenario steps"):
+        per_step_recall(cat, [OPENER], query_from_transcript)
+
+
+def test_in_order():
+    assert in_order(["a", "b"], ["a", "x", "b"]) and not in_order(["a", "b"], ["b", "a"]) and in_order([], ["z"])
+
+
+def test_task_success_with_and_without_discovery_on_fresh_catalogs():
+    make = lambda: ToolCatalog(SMALL_TOOLS)
+    plain = run(run_scenarios(OfflineModel(), make, [TASK, OPENER]))
+    assert [r.success for r in plain] == [True, False]
+    assert plain[0].schema_tokens > 0 and plain[0].turns == 3
+    found = run(run_scenarios(OfflineModel(), make, [OPENER], pins=lambda c: [discovery_tool(c)]))
+    assert found[0].success and success_rate(found) == 1.0
+    assert judge(OPENER, found[0].result, make())
