@@ -1,0 +1,68 @@
+"""Settings the reader supplies: the environment first, then a git-ignored ``.env`` at the repository root.
+
+Introduced in Chapter 0, where ``default_provider`` decides between Claude and the offline model.
+
+A key must never be pasted into a notebook, so it comes from the environment or from ``.env``
+(``.env.example`` is the committed template). The file is parsed here rather than with
+python-dotenv because the format needed is tiny (``KEY=VALUE``, comments, optional quotes,
+optional ``export``) and because reading must not change ``os.environ``: MCP servers started
+later inherit the environment, and they have no business seeing the key. Values are never
+echoed in errors, since a malformed line may be a pasted key.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ENV_FILE = ".env"
+_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+
+
+def repo_root() -> Path | None:
+    """The workbook's repository root (the folder with pyproject.toml and harness/), or None when installed elsewhere."""
+    for folder in Path(__file__).resolve().parents:
+        if (folder / "pyproject.toml").is_file() and (folder / "harness").is_dir():
+            return folder
+    return None
+
+
+def _unquote(raw: str) -> str:
+    value = raw.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return re.split(r"\s+#", value, maxsplit=1)[0].strip()  # an unquoted value may end in a comment
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The KEY=VALUE pairs of a .env file; a line that is neither that, blank nor a comment is an error."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _LINE.match(stripped)
+        if not match:
+            raise ValueError(f"{path} line {number} is not KEY=VALUE (its text is not shown, it may be a secret): fix it or start it with '#'.")
+        values[match.group(1)] = _unquote(match.group(2))
+    return values
+
+
+def env_file() -> Path | None:
+    """The repository's .env file, if there is one."""
+    root = repo_root()
+    path = root / ENV_FILE if root else None
+    return path if path and path.is_file() else None
+
+
+def setting(name: str) -> tuple[str | None, str | None]:
+    """(value, where it came from: 'environment' or '.env') for a setting; (None, None) when unset or empty."""
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value, "environment"
+    path = env_file()
+    if path:
+        value = read_env_file(path).get(name, "").strip()
+        if value:
+            return value, ENV_FILE
+    return None, None

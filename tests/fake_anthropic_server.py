@@ -1,0 +1,276 @@
+"""A local Anthropic Messages API for tests: a real HTTP server on 127.0.0.1, in a background thread.
+
+The real ``anthropic`` SDK talks to it through ``base_url``, so tests cover the real request and
+response path with no network: headers, JSON, status codes, retries, dropped connections.
+
+It checks what a request must look like (model, max_tokens, messages that alternate and start
+with the user, every ``tool_use`` answered by a ``tool_result`` in the next message, tools with
+a name, a description and an object ``input_schema``) and answers with one deterministic rule:
+
+* the last user message carries tool results -> a text naming each tool and what it returned;
+* its text names a tool on offer -> a short text and a ``tool_use`` of the first such tool
+  (in the order the tools were sent), whose input is the first JSON object in the text, or {};
+* otherwise -> a text echoing the request.
+
+``usage`` counts words and punctuation of the request (``count_tokens`` gives the same number).
+Faults are queued with :meth:`FakeAnthropicServer.fail_next` and served one per request, in the
+API's own error shape. Every request is recorded, headers included, for tests to inspect.
+"""
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+#: Error kinds as the API names them, with their status codes and a typical message.
+ERRORS: dict[str, tuple[int, str]] = {
+    "invalid_request_error": (400, "Invalid request"),
+    "authentication_error": (401, "invalid x-api-key"),
+    "not_found_error": (404, "Not found"),
+    "rate_limit_error": (429, "Number of request tokens has exceeded your per-minute rate limit"),
+    "api_error": (500, "Internal server error"),
+    "overloaded_error": (529, "Overloaded"),
+}
+#: Faults that are not an error response: drop the connection, or say nothing for a while.
+SILENT_FAULTS = ("disconnect", "hang")
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass
+class Fault:
+    kind: str
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: Any
+
+    def api_key(self) -> str | None:
+        """The key the client sent, in either header the API accepts."""
+        auth = self.headers.get("authorization", "")
+        return self.headers.get("x-api-key") or (auth[len("Bearer "):] if auth.startswith("Bearer ") else None)
+
+
+class RequestError(ValueError):
+    """The request breaks an API rule; the message is what the API would say."""
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """A deterministic stand-in for a tokenizer: words and punctuation of the request's input."""
+    parts = {k: body.get(k) for k in ("system", "messages", "tools")}
+    return len(_TOKEN.findall(json.dumps(parts, sort_keys=True)))
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def validate(body: Any, *, counting: bool) -> None:
+    """Raise RequestError naming the first rule the request breaks."""
+    if not isinstance(body, dict):
+        raise RequestError("The request body must be a JSON object.")
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        raise RequestError("model: Field required")
+    if not counting and not (isinstance(body.get("max_tokens"), int) and body["max_tokens"] >= 1):
+        raise RequestError("max_tokens: Field required and must be an integer of at least 1")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("messages: at least one message is required")
+    for i, message in enumerate(messages):
+        expected = "user" if i % 2 == 0 else "assistant"
+        if not isinstance(message, dict) or message.get("role") != expected:
+            raise RequestError(f"messages.{i}: roles must alternate between \"user\" and \"assistant\", starting with \"user\"")
+        content = message.get("content")
+        if not content or not isinstance(content, (str, list)):
+            raise RequestError(f"messages.{i}: content must be a non-empty string or list of blocks")
+        for j, block in enumerate(_blocks(message)):
+            kind = block.get("type") if isinstance(block, dict) else None
+            allowed = {"text"} | ({"tool_use"} if expected == "assistant" else {"tool_result"})
+            if kind not in allowed:
+                raise RequestError(f"messages.{i}.content.{j}: block type {kind!r} is not allowed in a {expected} message")
+            if kind == "tool_use" and not (block.get("id") and block.get("name") and isinstance(block.get("input"), dict)):
+                raise RequestError(f"messages.{i}.content.{j}: tool_use needs id, name and an object input")
+        if i == 0 and any(b.get("type") == "tool_result" for b in _blocks(message)):
+            raise RequestError("messages.0: unexpected `tool_use_id` found in `tool_result` blocks")
+        if expected == "assistant" and i + 1 < len(messages):
+            asked = {b["id"] for b in _blocks(message) if b.get("type") == "tool_use"}
+            answered = {b.get("tool_use_id") for b in _blocks(messages[i + 1]) if b.get("type") == "tool_result"}
+            if asked - answered:
+                raise RequestError(
+                    f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                    + ", ".join(sorted(asked - answered))
+                )
+            if answered - asked:
+                raise RequestError(f"messages.{i + 1}: unexpected `tool_use_id` found in `tool_result` blocks")
+    tools = body.get("tools", [])
+    if not isinstance(tools, list):
+        raise RequestError("tools: Input should be a valid list")
+    names: set[str] = set()
+    for k, t in enumerate(tools):
+        if not isinstance(t, dict) or not _TOOL_NAME.match(str(t.get("name", ""))):
+            raise RequestError(f"tools.{k}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
+        if not isinstance(t.get("description"), str):
+            raise RequestError(f"tools.{k}.description: a string description is required")
+        if not isinstance(t.get("input_schema"), dict) or t["input_schema"].get("type") != "object":
+            raise RequestError(f"tools.{k}.input_schema.type: Input should be 'object'")
+        if t["name"] in names:
+            raise RequestError("tools: Tool names must be unique.")
+        names.add(t["name"])
+
+
+def _first_json_object(text: str) -> dict[str, Any]:
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def reply(body: dict[str, Any], tool_use_id: str) -> tuple[list[dict[str, Any]], str]:
+    """The deterministic answer (content blocks, stop_reason) described in the module docstring."""
+    messages = body["messages"]
+    last = _blocks(messages[-1])
+    results = [b for b in last if b.get("type") == "tool_result"]
+    if results:
+        names = {b["id"]: b["name"] for b in _blocks(messages[-2]) if b.get("type") == "tool_use"}
+        said = "; ".join(f"{names[r['tool_use_id']]} returned {r.get('content', '')}" for r in results)
+        return [{"type": "text", "text": f"Done: {said}."}], "end_turn"
+    text = " ".join(b["text"] for b in last if b.get("type") == "text")
+    for t in body.get("tools", []):
+        if re.search(rf"(?<![\w-]){re.escape(t['name'])}(?![\w-])", text):
+            call = {"type": "tool_use", "id": tool_use_id, "name": t["name"], "input": _first_json_object(text)}
+            return [{"type": "text", "text": f"I'll use {t['name']}."}, call], "tool_use"
+    return [{"type": "text", "text": f"No tool was named. You said: {text}"}], "end_turn"
+
+
+class FakeAnthropicServer:
+    """``with FakeAnthropicServer(api_key=K) as server:`` then point the SDK at ``server.base_url``."""
+
+    def __init__(self, api_key: str | None = None) -> None:
+        self.api_key = api_key  # when set, any other key gets the API's 401
+        self.requests: list[RecordedRequest] = []
+        self.responses: list[dict[str, Any]] = []
+        self.faults: deque[Fault] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def fail_next(self, kind: str, times: int = 1, headers: dict[str, str] | None = None, seconds: float = 0.0) -> None:
+        """Queue ``times`` faults: an ERRORS kind (e.g. 'overloaded_error'), 'disconnect', or 'hang' for ``seconds``."""
+        if kind not in ERRORS and kind not in SILENT_FAULTS:
+            raise ValueError(f"Unknown fault {kind!r}; known: {sorted(ERRORS) + list(SILENT_FAULTS)}.")
+        self.faults.extend(Fault(kind, dict(headers or {}), seconds) for _ in range(times))
+
+    def __enter__(self) -> "FakeAnthropicServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()  # wakes any handler that is 'hanging'
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    # --- one request ---------------------------------------------------------------------
+
+    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any] | Fault:
+        """(status, extra headers, JSON body) for a request, or the Fault to act out instead."""
+        try:
+            body = json.loads(raw or b"null")
+        except json.JSONDecodeError:
+            body = None
+        with self._lock:
+            self.requests.append(RecordedRequest(path, headers, body))
+            number = len(self.requests)
+            fault = self.faults.popleft() if self.faults else None
+        if fault and fault.kind in SILENT_FAULTS:
+            return fault
+        if fault:
+            return self._error(fault.kind, ERRORS[fault.kind][1], fault.headers)
+        sent_key = self.requests[-1].api_key()
+        if sent_key is None or (self.api_key is not None and sent_key != self.api_key):
+            return self._error("authentication_error", "invalid x-api-key")
+        if not headers.get("anthropic-version"):
+            return self._error("invalid_request_error", "anthropic-version: header is required")
+        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            return self._error("not_found_error", f"Not found: {path}")
+        counting = path.endswith("/count_tokens")
+        try:
+            validate(body, counting=counting)
+        except RequestError as err:
+            return self._error("invalid_request_error", str(err))
+        if counting:
+            return 200, {}, {"input_tokens": count_tokens(body)}
+        content, stop_reason = reply(body, tool_use_id=f"toolu_fake_{number:04d}")
+        response = {
+            "id": f"msg_fake_{number:04d}", "type": "message", "role": "assistant", "model": body["model"],
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": {"input_tokens": count_tokens(body), "output_tokens": len(_TOKEN.findall(json.dumps(content)))},
+        }
+        self.responses.append(response)
+        return 200, {}, response
+
+    @staticmethod
+    def _error(kind: str, message: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
+        body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}
+        return ERRORS[kind][0], dict(headers or {}), body
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                answer = server._answer(self.path.split("?", 1)[0], headers, raw)
+                if isinstance(answer, Fault):
+                    if answer.kind == "hang":
+                        server._stopping.wait(answer.seconds)
+                    self.close_connection = True  # nothing written: the client sees a dropped connection
+                    return
+                status, extra, body = answer
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("request-id", "req_fake")
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+        return Handler
+
+
+def unused_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
