@@ -21,12 +21,8 @@ from harness.tools import Tool
 
 
 def tool_document(t: Tool) -> str:
-    """The text BM25 indexes for a tool."""
-    params = t.input_schema.get("properties", {}) or {}
-    param_text = " ".join(
-        f"{name} {spec.get('description', '') if isinstance(spec, dict) else ''}" for name, spec in params.items()
-    )
-    return f"{t.name} {t.description} {param_text}"
+    """The text BM25 indexes for a tool: :attr:`Tool.search_text`."""
+    return t.search_text
 
 
 @dataclass(frozen=True)

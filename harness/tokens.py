@@ -81,8 +81,9 @@ def count_text(text: str, name: str = DEFAULT_ENCODING) -> int:
 
 def definition_json(t: Tool | dict[str, Any]) -> str:
     """The JSON a tool definition travels as."""
-    data = t.to_api() if isinstance(t, Tool) else t
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(t, Tool):
+        return t.api_json
+    return json.dumps(t, ensure_ascii=False, separators=(",", ":"))
 
 
 @functools.lru_cache(maxsize=100_000)

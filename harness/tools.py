@@ -8,7 +8,9 @@ Python reader looks — the type hints and the docstring — so the two cannot d
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import re
 import types
 import typing
@@ -60,6 +62,21 @@ class Tool:
     def to_api(self) -> dict[str, Any]:
         """The definition in the Anthropic Messages API shape (what the model is shown)."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    # Tools are immutable, so derived text is computed once: sweeps read it thousands of times.
+    @functools.cached_property
+    def api_json(self) -> str:
+        """The definition as the compact JSON it travels in (what its tokens are counted on)."""
+        return json.dumps(self.to_api(), ensure_ascii=False, separators=(",", ":"))
+
+    @functools.cached_property
+    def search_text(self) -> str:
+        """Name, description, and parameter names and descriptions: what a search reads."""
+        params = self.input_schema.get("properties", {}) or {}
+        param_text = " ".join(
+            f"{n} {spec.get('description', '') if isinstance(spec, dict) else ''}" for n, spec in params.items()
+        )
+        return f"{self.name} {self.description} {param_text}".strip()
 
 
 # --- building a schema from a Python signature -------------------------------------------

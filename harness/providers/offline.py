@@ -11,9 +11,9 @@ no network and checked in CI:
 * For a step it scores every tool it was *shown* against the request, through a small synonym
   lexicon (:mod:`harness.providers.offline_concepts`), and calls the best one if it matches
   well enough; arguments come from :mod:`harness.providers.offline_args`.
-* It can call only tools it was shown: tools in this turn's schemas, or names it read in a
-  discovery tool's result (calling one that is not loaded gets the registry's error, and the
-  next turn's query can bring it in).
+* It can call only tools it was shown: tools in this turn's schemas, names it read in a
+  discovery tool's result, or tools it used for an earlier request (calling one that is not
+  loaded this turn gets the registry's error, and the next turn's query can bring it in).
 * When nothing shown matches and a discovery tool (tag ``discovery``) is shown, it calls that
   tool with the request's keywords, then picks from what it lists.
 * **Attention is limited, by construction.** It reads tool definitions in full only up to a
@@ -86,6 +86,11 @@ def concept_set(text: str) -> frozenset[str]:
     return frozenset(concepts(text))
 
 
+@functools.lru_cache(maxsize=50_000)
+def name_concepts(name: str) -> frozenset[str]:
+    return concept_set(" ".join(split_identifier(name)))
+
+
 def relevance(step: str, t_name: str, description: str | None) -> float:
     """How well a tool (name, and description when read) fits the step, through the lexicon.
 
@@ -96,13 +101,14 @@ def relevance(step: str, t_name: str, description: str | None) -> float:
     want = concept_set(step)
     if not want:
         return 0.0
-    name_c = concept_set(" ".join(split_identifier(t_name)))
+    name_c = name_concepts(t_name)
     score = 2.0 * len(want & name_c) / len(name_c) if name_c else 0.0
     if description:
         desc_c = concept_set(description)
         if desc_c:
             score += len(want & desc_c) / math.sqrt(len(desc_c))
-    if re.search(rf"\b{re.escape(t_name.lower())}\b", step.lower()):
+    lowered = step.lower()
+    if t_name.lower() in lowered and re.search(rf"\b{re.escape(t_name.lower())}\b", lowered):
         score += 3.0
     return score
 
@@ -123,13 +129,6 @@ def read_fully(tools: Sequence[Tool], budget: int) -> set[str]:
     return seen
 
 
-def tool_text(t: Tool) -> str:
-    params = " ".join(
-        f"{n} {p.get('description', '') if isinstance(p, dict) else ''}" for n, p in t.input_schema.get("properties", {}).items()
-    )
-    return f"{t.description} {params}"
-
-
 class OfflineModel:
     """The deterministic stand-in for an LLM (see the module docstring for exactly what it does)."""
 
@@ -148,7 +147,7 @@ class OfflineModel:
         """Which shown tool the stand-in would call for a one-step request (None: none fits)."""
         candidates = [t for t in tools if not is_discovery(t)]
         full = read_fully(candidates, self.reading_budget)
-        scores = {t.name: relevance(request, t.name, tool_text(t) if t.name in full else None) for t in candidates}
+        scores = {t.name: relevance(request, t.name, t.search_text if t.name in full else None) for t in candidates}
         best = max(scores, key=lambda n: scores[n], default=None)  # first shown wins ties
         if best is None or scores[best] < self.threshold:
             return Choice(None, scores.get(best, 0.0) if best else 0.0, scores, frozenset(scores.keys() - full))
@@ -186,7 +185,7 @@ class OfflineModel:
         done = [(c, r) for c, r in events if r is not None and not r.is_error and not _names_discovery(c.name, by_name)]
         since = events[_last_index(events, done) + 1:] if done else events
         failures = [r for _, r in since if r is not None and r.is_error]
-        found = _discovered(since, by_name)
+        found = _discovered(since, by_name) + _remembered(transcript, start, by_name)
         searched = any(_names_discovery(c.name, by_name) for c, _ in since)
 
         if not steps:  # an opener: "hi", "what can you do?"
@@ -207,7 +206,7 @@ class OfflineModel:
         name, args = self.pick(step, tools, previous)
         if name is not None:
             return _call(n_calls, name, args)
-        if found:  # a discovery result named a tool that fits: call it by name, loaded or not
+        if found:  # a tool it read about (a discovery result) or used before fits: call it by name, loaded or not
             scored = sorted(((relevance(step, n, d), n) for n, d in found), key=lambda x: -x[0])
             score, name = scored[0]
             if score >= self.threshold:
@@ -254,6 +253,13 @@ def _discovered(events: list[tuple[ToolCall, ToolResult | None]], by_name: dict[
             if m:
                 out.setdefault(m.group(1), m.group(2))
     return list(out.items())
+
+
+def _remembered(transcript: Transcript, start: int, by_name: dict[str, Tool]) -> list[tuple[str, str]]:
+    """Tools the model called successfully for earlier requests: it has seen their schemas before."""
+    names = [c.name for m in transcript.messages[:start] for c in m.tool_calls
+             if not _names_discovery(c.name, by_name) and (r := transcript.result_for(c.id)) is not None and not r.is_error]
+    return [(n, "") for n in dict.fromkeys(names)]
 
 
 def _discovery_args(t: Tool, step: str) -> dict:
