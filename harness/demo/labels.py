@@ -1,0 +1,141 @@
+"""Labelled queries and scenarios for the demo world, and the tool pairs that are easy to confuse.
+
+Introduced in Chapter 1; Chapter 2 measures BM25 on the queries, Chapter 3 runs the scenarios
+through the agent loop.
+
+The labels live in ``harness/data`` (JSON Lines and JSON, in the same shape as the public
+data sets in ``shared/data``) so they can be read, diffed and extended without touching code.
+Loading checks every record and names the file and line of the first bad one: a silently
+skipped label would flatter every number measured with it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+QUERIES_FILE = DATA_DIR / "demo_queries.jsonl"
+SCENARIOS_FILE = DATA_DIR / "demo_scenarios.json"
+
+#: Tools whose names and descriptions overlap enough that a model (or BM25) mixes them up.
+CONFUSABLE_PAIRS: list[tuple[str, str]] = [
+    ("search_docs", "search_code"),
+    ("send_direct_message", "post_channel_message"),
+    ("read_file", "read_note"),
+    ("list_issues", "search_issues"),
+    ("create_event", "create_reminder"),
+    ("git_diff", "diff_files"),
+    ("package_info", "package_versions"),
+    ("http_get", "fetch_page_text"),
+    ("http_get", "http_head"),
+    ("append_to_file", "append_to_note"),
+    ("write_file", "create_note"),
+    ("search_messages", "search_email"),
+    ("run_tests", "rerun_failed_tests"),
+    ("preview_csv", "read_file"),
+]
+
+_STEP_SEPARATOR = re.compile(r",\s+then\s+|\.\s+Then\s+")
+
+
+@dataclass(frozen=True)
+class LabelledQuery:
+    """One request and the tool(s) that serve it. ``args`` are the gold tool's arguments the request states."""
+
+    qid: str
+    query: str
+    gold: tuple[str, ...]
+    kind: Literal["literal", "paraphrase"]
+    domain: str
+    args: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A multi-step request: ``tools`` in order, one per step; ``args`` (when given) one dict per step.
+
+    ``kind`` is "task" (a fresh request), "pivot" (``setup`` holds earlier requests, all file or
+    git work, then ``request`` turns to another domain) or "opener" (a vague first message).
+    """
+
+    id: str
+    request: str
+    tools: tuple[str, ...]
+    kind: Literal["task", "pivot", "opener"]
+    setup: tuple[str, ...] = ()
+    args: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def clauses(self) -> list[str]:
+        """The request split at ", then" / ". Then": one clause per step for a task."""
+        return [c.strip() for c in _STEP_SEPARATOR.split(self.request) if c.strip()]
+
+
+def _require(record: Any, fields: dict[str, type], where: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}.")
+    for name, kind in fields.items():
+        if not isinstance(record.get(name), kind):
+            raise ValueError(f"{where}: field '{name}' must be a {kind.__name__}, got {record.get(name)!r}.")
+    return record
+
+
+def _names(value: list[Any], field: str, where: str) -> tuple[str, ...]:
+    if not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{where}: '{field}' must list tool names as non-empty strings.")
+    return tuple(value)
+
+
+def load_demo_queries(path: Path | str | None = None) -> list[LabelledQuery]:
+    """The labelled demo queries (``harness/data/demo_queries.jsonl`` unless ``path`` is given)."""
+    path = Path(path) if path else QUERIES_FILE
+    out, seen = [], set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {n}"
+        try:
+            rec = _require(json.loads(line), {"qid": str, "query": str, "gold": list, "kind": str, "domain": str}, where)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON ({exc.msg}).") from None
+        if rec["kind"] not in ("literal", "paraphrase"):
+            raise ValueError(f"{where}: kind must be 'literal' or 'paraphrase', got {rec['kind']!r}.")
+        if rec["qid"] in seen:
+            raise ValueError(f"{where}: qid {rec['qid']!r} appears twice.")
+        if not rec["gold"]:
+            raise ValueError(f"{where}: 'gold' must name at least one tool.")
+        args = rec.get("args")
+        if args is not None and (not isinstance(args, dict) or len(rec["gold"]) != 1):
+            raise ValueError(f"{where}: 'args' must be an object and needs exactly one gold tool.")
+        seen.add(rec["qid"])
+        out.append(LabelledQuery(rec["qid"], rec["query"], _names(rec["gold"], "gold", where), rec["kind"],
+                                 rec["domain"], args))
+    return out
+
+
+def load_demo_scenarios(path: Path | str | None = None) -> list[Scenario]:
+    """The demo scenarios (``harness/data/demo_scenarios.json`` unless ``path`` is given)."""
+    path = Path(path) if path else SCENARIOS_FILE
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    if not isinstance(records, list):
+        raise ValueError(f"{path.name}: expected a JSON list of scenarios.")
+    out = []
+    for n, rec in enumerate(records):
+        where = f"{path.name} scenario {n} ({rec.get('id', '?') if isinstance(rec, dict) else '?'})"
+        rec = _require(rec, {"id": str, "request": str, "tools": list, "kind": str}, where)
+        if rec["kind"] not in ("task", "pivot", "opener"):
+            raise ValueError(f"{where}: kind must be 'task', 'pivot' or 'opener', got {rec['kind']!r}.")
+        setup, args = rec.get("setup", []), rec.get("args", [])
+        if not isinstance(setup, list) or not all(isinstance(s, str) for s in setup):
+            raise ValueError(f"{where}: 'setup' must be a list of earlier requests (strings).")
+        if args and (len(args) != len(rec["tools"]) or not all(isinstance(a, dict) for a in args)):
+            raise ValueError(f"{where}: 'args' needs one object per tool ({len(rec['tools'])}), got {len(args)}.")
+        out.append(Scenario(rec["id"], rec["request"], _names(rec["tools"], "tools", where), rec["kind"],
+                            tuple(setup), tuple(args)))
+    return out
