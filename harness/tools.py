@@ -113,7 +113,8 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """
     text = inspect.cleandoc(doc or "")
     parts = re.split(r"^\s*(?:Args|Arguments|Parameters):\s*$", text, maxsplit=1, flags=re.MULTILINE)
-    description = parts[0].strip()
+    # Wrapped lines join into one; blank lines still separate paragraphs.
+    description = "\n\n".join(" ".join(line.strip() for line in para.splitlines()) for para in re.split(r"\n\s*\n", parts[0].strip()))
     params: dict[str, str] = {}
     if len(parts) == 2:
         current = None

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, Usage
-from harness.providers.offline_args import fill_arguments
+from harness.providers.offline_args import fill_arguments, intent_text
 from harness.providers.offline_concepts import concepts
 from harness.text import split_identifier, tokenize
 from harness.tokens import count_text, tool_tokens
@@ -145,6 +145,7 @@ class OfflineModel:
 
     def choose(self, request: str, tools: Sequence[Tool]) -> Choice:
         """Which shown tool the stand-in would call for a one-step request (None: none fits)."""
+        request = intent_text(request)
         candidates = [t for t in tools if not is_discovery(t)]
         full = read_fully(candidates, self.reading_budget)
         scores = {t.name: relevance(request, t.name, t.search_text if t.name in full else None) for t in candidates}
@@ -153,13 +154,18 @@ class OfflineModel:
             return Choice(None, scores.get(best, 0.0) if best else 0.0, scores, frozenset(scores.keys() - full))
         return Choice(best, scores[best], scores, frozenset(scores.keys() - full))
 
-    def pick(self, request: str, tools: Sequence[Tool], previous_result: str | None = None) -> tuple[str | None, dict]:
-        """The tool and arguments the stand-in would call for one step (None, {} when nothing fits)."""
+    def pick(self, request: str, tools: Sequence[Tool], previous_result: str | None = None,
+             context: str = "") -> tuple[str | None, dict]:
+        """The tool and arguments the stand-in would call for one step (None, {} when nothing fits).
+
+        ``context`` is what the user said before this step, for values the step refers back to.
+        """
         choice = self.choose(request, tools)
         if choice.tool is None:
             return None, {}
         t = next(t for t in tools if t.name == choice.tool)
-        return t.name, fill_arguments(request, t.input_schema, tool_words=_words(t.name), previous_result=previous_result)
+        return t.name, fill_arguments(request, t.input_schema, tool_words=_words(t.name), previous_result=previous_result,
+                                      context=context, tool_text=t.search_text)
 
     # --- a turn ------------------------------------------------------------------------------
 
@@ -203,11 +209,12 @@ class OfflineModel:
             return _say(f"I could not complete '{step}': {failures[-1].content}")
 
         previous = done[-1][1].content if done else None
-        name, args = self.pick(step, tools, previous)
+        context = " ".join(steps[: len(done)])
+        name, args = self.pick(step, tools, previous, context)
         if name is not None:
             return _call(n_calls, name, args)
         if found:  # a tool it read about (a discovery result) or used before fits: call it by name, loaded or not
-            scored = sorted(((relevance(step, n, d), n) for n, d in found), key=lambda x: -x[0])
+            scored = sorted(((relevance(intent_text(step), n, d), n) for n, d in found), key=lambda x: -x[0])
             score, name = scored[0]
             if score >= self.threshold:
                 return _call(n_calls, name, fill_arguments(step, {"properties": {}}, previous_result=previous))

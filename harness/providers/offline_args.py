@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.text import STOP_WORDS, split_identifier
+from harness.providers.offline_concepts import CONCEPTS
+from harness.text import STOP_WORDS, split_identifier, stem, tokenize
 
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`|“([^”]+)”")
 _URL = re.compile(r"https?://[^\s'\"<>),]+")
@@ -26,6 +27,8 @@ _PERSON = re.compile(r"(?<![\w.])@([A-Za-z][\w.-]*[A-Za-z0-9])")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _PATH = re.compile(r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,5}\b|(?<![\w/:])(?:[\w.-]+/)+[\w.-]*")
 _NUMBER = re.compile(r"(?<![\w.#:/-])-?\d+(?:\.\d+)?(?![\w:/-])")
+
+_ARITHMETIC = re.compile(r"[-(]*\d[\d.]*(?:\s*[-+*/^%]\s*[(]*\d[\d.]*[)]*)+")
 
 _PATH_PARAMS = ("path", "file", "filename", "source", "src", "destination", "dest", "dir", "directory", "folder", "target")
 _QUERY_PARAMS = ("query", "pattern", "term", "keyword", "keywords", "search", "filter")
@@ -70,9 +73,33 @@ def extract(text: str) -> Pieces:
     return p
 
 
+def intent_text(step: str) -> str:
+    """The words that say *what to do*: quoted values, URLs, paths and addresses removed.
+
+    "Read 'notes/todo.md'" is about reading a file, not about notes; values are arguments, not
+    intent — but its *kind* is: a path becomes the word 'file', a URL 'url', a channel 'channel'.
+    """
+    text = _QUOTED.sub(" ", step)
+    for pattern, kind in ((_URL, " url "), (_EMAIL, " email "), (_PATH, " file ")):
+        text = pattern.sub(kind, text)
+    text = _CHANNEL.sub(" channel ", text)
+    return _PERSON.sub(" person ", text)
+
+
 def _kind(name: str) -> set[str]:
     parts = set(split_identifier(name)) | {name.lower()}
     return parts
+
+
+def _take(found: list[str], earlier: list[str], required: bool) -> str | None:
+    """The next piece of this kind in the step, else (for a required argument) the latest said before."""
+    if found:
+        return found.pop(0)
+    return earlier[0] if required and earlier else None
+
+
+def _looks_like_path(text: str) -> bool:
+    return bool(re.fullmatch(r"[\w./-]+", text)) and ("/" in text or "." in text)
 
 
 def _number(value: str, typ: str) -> int | float:
@@ -85,18 +112,36 @@ def fill_arguments(
     *,
     tool_words: set[str] = frozenset(),
     previous_result: str | None = None,
+    context: str = "",
+    tool_text: str = "",
 ) -> dict[str, Any]:
     """Arguments for ``schema`` taken from ``request`` (and the previous result, for long text).
 
     Required properties always get a value when any piece fits; optional ones only when the
     request clearly supplies one (an enum value it names, a piece of the right kind left over).
+    ``context`` is what the user said before this step: a required path, URL, channel, person
+    or date the step leaves out ("describe *its* column") is taken from there, latest first.
     """
     pieces = extract(request)
+    # What came before, most recent first: the previous result, then the user's earlier steps.
+    earlier = extract(f"{context}\n{previous_result or ''}")
+    for kind in ("paths", "urls", "channels", "people", "dates", "emails"):
+        setattr(earlier, kind, list(reversed(getattr(earlier, kind))))
     props: dict[str, Any] = schema.get("properties", {}) or {}
     required = list(schema.get("required", []) or [])
     order = required + [n for n in props if n not in required]
     args: dict[str, Any] = {}
     keywords = [w for w in pieces.words if w.lower() not in tool_words]
+    # For an identifier-like value (a package, a branch, a test name): the words that are
+    # neither common vocabulary nor the tool's own words — "promptkit" in "show promptkit's info".
+    own = set(tokenize(tool_text))
+
+    def identifiers(words: list[str]) -> list[str]:
+        return [w for w in words if w.lower() not in tool_words and w.lower() not in CONCEPTS
+                and stem(w.lower()) not in CONCEPTS and stem(w.lower()) not in own]
+
+    said = extract(context)
+    names = identifiers(pieces.words) or said.quoted[-1:] or identifiers(list(reversed(said.words)))[:1]
 
     for name in order:
         spec = props.get(name, {}) if isinstance(props.get(name), dict) else {}
@@ -109,6 +154,9 @@ def fill_arguments(
             value = next((v for v in spec["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v.lower())}\b", lowered)), None)
             if value is None and is_required:
                 value = spec["enum"][0]
+        elif kind & {"expression", "formula"}:
+            m = _ARITHMETIC.search(request)
+            value = m.group(0).strip() if m else None
         elif typ in ("integer", "number"):
             if pieces.numbers:
                 value = _number(pieces.numbers.pop(0), typ)
@@ -116,17 +164,19 @@ def fill_arguments(
             if kind & {w.lower() for w in pieces.words}:
                 value = True
         elif "url" in kind or "uri" in kind or "link" in kind:
-            value = pieces.urls.pop(0) if pieces.urls else None
+            value = _take(pieces.urls, earlier.urls, is_required)
         elif kind & set(_PATH_PARAMS):
-            value = pieces.paths.pop(0) if pieces.paths else (pieces.quoted.pop(0) if pieces.quoted and is_required else None)
+            value = _take(pieces.paths, earlier.paths, is_required)
+            if value is None and is_required and pieces.quoted and _looks_like_path(pieces.quoted[0]):
+                value = pieces.quoted.pop(0)
         elif "channel" in kind:
-            value = pieces.channels.pop(0) if pieces.channels else None
+            value = _take(pieces.channels, earlier.channels, is_required)
         elif "email" in kind:
-            value = pieces.emails.pop(0) if pieces.emails else None
+            value = _take(pieces.emails, earlier.emails, is_required)
         elif kind & set(_PERSON_PARAMS):
-            value = pieces.people.pop(0) if pieces.people else (pieces.emails.pop(0) if pieces.emails else None)
+            value = _take(pieces.people, earlier.people, is_required) or (pieces.emails.pop(0) if pieces.emails else None)
         elif "date" in kind or "day" in kind:
-            value = pieces.dates.pop(0) if pieces.dates else None
+            value = _take(pieces.dates, earlier.dates, is_required)
         elif "time" in kind or "start" in kind:
             value = pieces.times.pop(0) if pieces.times else None
         elif pieces.quoted:
@@ -136,7 +186,7 @@ def fill_arguments(
         elif kind & set(_LONG_TEXT_PARAMS) and is_required:
             value = (previous_result or "").strip()[:500] or " ".join(keywords) or None
         elif is_required and typ == "string":
-            value = " ".join(keywords) or None
+            value = " ".join(names) or " ".join(keywords) or None
         if value is not None and typ == "array":
             value = [value] if not isinstance(value, list) else value
         if value is not None:

@@ -10,6 +10,8 @@ others, as a weak model would. Each group maps to its first word, the concept's 
 """
 from __future__ import annotations
 
+import re
+
 from harness.text import stem, tokenize
 
 _GROUPS = """
@@ -17,7 +19,7 @@ find search look lookup locate seek hunt grep query discover
 delete remove erase drop discard trash purge destroy wipe unlink
 create make new add generate compose build start draft
 read view show display see print cat peek inspect
-write save store persist put overwrite
+write save store persist put overwrite set
 list enumerate browse catalog index inventory
 send tell notify ping inform contact dm direct whisper
 post publish announce broadcast share
@@ -30,6 +32,8 @@ copy duplicate replicate
 edit modify change update alter amend patch revise tweak
 commit checkin snapshot
 branch
+checkout switch
+check verify confirm ensure
 history log past previous timeline chronology
 diff difference compare delta changes changed
 test spec suite unittest
@@ -83,6 +87,18 @@ def _build() -> dict[str, str]:
 CONCEPTS: dict[str, str] = _build()
 
 
+#: Phrasal verbs whose meaning is not in their words ("check it out" is not "check").
+_PHRASES = [
+    (re.compile(r"\bcheck(?:s|ed|ing)?\s+(?:it\s+|them\s+)?out\b", re.I), "checkout"),
+    (re.compile(r"\blook(?:s|ed|ing)?\s+(?:it\s+|them\s+)?up\b", re.I), "lookup"),
+    (re.compile(r"\bset(?:s|ting)?\s+up\b", re.I), "setup"),
+    (re.compile(r"\bfind(?:s|ing)?\s+out\b", re.I), "find"),
+    (re.compile(r"\b(?:sign|log)(?:s|ged|ging)?\s+in\b", re.I), "login"),
+]
+
+
 def concepts(text: str) -> list[str]:
     """The text's terms with each synonym replaced by its concept name (others unchanged)."""
+    for pattern, word in _PHRASES:
+        text = pattern.sub(word, text)
     return [CONCEPTS.get(t, t) for t in tokenize(text)]
