@@ -185,22 +185,3 @@ def provider_chooser(provider: Any, system: str = "Pick the one tool that serves
 
     return choose
 
-
-def public_distractors(records: Iterable[Any], taken: set[str]) -> list[Tool]:
-    """Real tool definitions (``CatalogTool`` records) as distractors: shown, never called.
-
-    Only records whose name is a valid, not-yet-used tool name are kept, so no two tools in a
-    sweep share a name (a model could not tell them apart, and neither could the grader).
-    """
-    out: list[Tool] = []
-    seen = set(taken)
-    for r in records:
-        if r.name in seen:
-            continue
-        schema = dict(r.input_schema) if r.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
-        try:
-            out.append(Tool(r.name, r.description or r.name, schema))
-        except ValueError:  # not a valid API tool name ("/v1/nutrition"): a model could not be shown it
-            continue
-        seen.add(r.name)
-    return out

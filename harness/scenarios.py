@@ -121,3 +121,22 @@ async def run_scenarios(
 
 def success_rate(runs: Sequence[ScenarioRun]) -> float:
     return statistics.fmean(r.success for r in runs) if runs else 0.0
+
+
+def narrated_steps(task: str, steps: Sequence[str]) -> list[Transcript]:
+    """The transcript before each step of a task whose assistant narrates its plan as it works.
+
+    Used where steps are known but the tool each step used is not (LiveMCPBench's annotations):
+    after step *j* the assistant says "Done: <step j>. Next: <step j+1>", so before step *i* the
+    latest assistant text announces step *i* — a stated assumption about the model's habits.
+    The assistant's messages follow each other with no user turn between (no tool results are
+    known): these transcripts feed query strategies, never an API.
+    """
+    out = []
+    t = Transcript()
+    t.add_user(task)
+    for i, step in enumerate(steps):
+        out.append(Transcript(list(t.messages)))
+        following = f" Next: {steps[i + 1]}" if i + 1 < len(steps) else ""
+        t.append(Message("assistant", [TextBlock(f"Done: {step}.{following}")]))
+    return out

@@ -52,3 +52,11 @@ def test_task_success_with_and_without_discovery_on_fresh_catalogs():
     found = run(run_scenarios(OfflineModel(), make, [OPENER], pins=lambda c: [discovery_tool(c)]))
     assert found[0].success and success_rate(found) == 1.0
     assert judge(OPENER, found[0].result, make())
+
+
+def test_narrated_steps_announce_the_next_step():
+    from harness.scenarios import narrated_steps
+
+    ts = narrated_steps("Make a report", ["get the news", "write it up"])
+    assert len(ts) == 2 and ts[0].user_texts() == ["Make a report"] and len(ts[0]) == 1
+    assert ts[1].messages[-1].text == "Done: get the news. Next: write it up"

@@ -1,0 +1,35 @@
+"""The workbook's own MCP servers, each runnable as ``python -m harness.mcp.servers.NAME``.
+
+Introduced in Chapter 5 (MCP integration).
+
+Four servers for the office assistant — notes, tickets, calendar, team_chat — serve the demo
+world's own tools (Chapter 1) through the SDK's ``MCPServer`` (see :mod:`.serve`), over in-memory
+state seeded the same way every time, so runs are reproducible. ``faulty`` holds the misbehaving
+servers the failure handling is tested against (and Chapter 5 demonstrates).
+:func:`workbook_servers_config` is the config that launches the four with this interpreter.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The folder holding the ``harness`` package: servers run from there, so ``python -m`` finds it
+#: even where the workbook is not pip-installed (a server's environment carries no PYTHONPATH).
+_REPO_ROOT = str(Path(__file__).resolve().parents[3])
+
+WORKBOOK_SERVERS = ("notes", "tickets", "calendar", "team_chat")
+
+
+def server_entry(module: str, *args: str, **options: Any) -> dict[str, Any]:
+    """The ``mcpServers`` entry that runs ``harness.mcp.servers.<module>`` with this Python."""
+    entry = {"command": sys.executable, "args": ["-m", f"harness.mcp.servers.{module}", *args], "cwd": _REPO_ROOT}
+    return {**entry, **options}
+
+
+def workbook_servers_config(names: tuple[str, ...] = WORKBOOK_SERVERS) -> dict[str, Any]:
+    """``{"mcpServers": ...}`` for the workbook's own servers."""
+    unknown = [n for n in names if n not in WORKBOOK_SERVERS]
+    if unknown:
+        raise ValueError(f"Unknown workbook server(s) {unknown}; choose from {list(WORKBOOK_SERVERS)}.")
+    return {"mcpServers": {name: server_entry(name) for name in names}}
