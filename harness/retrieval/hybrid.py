@@ -1,0 +1,53 @@
+"""Hybrid retrieval: Reciprocal Rank Fusion of fielded BM25 and dense embeddings.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+
+BM25 finds the tool whose words the user used; the embedding finds the one whose *meaning*
+they described; each fixes misses of the other (``notes/embeddings.md``). Their scores live on
+unlike scales, so RRF fuses ranks instead: a tool scores Σ 1/(k + rank) over the lists that
+hold it. k (default 60, from the RRF paper) flattens the head: higher k trusts agreement
+between the lists more than either list's first place. Tools the query names exactly stay
+first, whatever the fusion does to them.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from harness.retrieval.base import Retriever, check_k
+from harness.retrieval.dense import DenseRetriever
+from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.records import CatalogTool
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: float = 60.0, weights: Sequence[float] | None = None) -> list[str]:
+    """Ids fused by Reciprocal Rank Fusion, best first (ties: first seen first)."""
+    if k <= 0:
+        raise ValueError(f"The RRF constant k must be positive, got {k}.")
+    weights = weights or [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError(f"RRF needs one weight per ranking: {len(rankings)} rankings, {len(weights)} weights.")
+    scores: dict[str, float] = {}
+    for ranking, w in zip(rankings, weights):
+        for pos, tid in enumerate(ranking, 1):
+            scores[tid] = scores.get(tid, 0.0) + w / (k + pos)
+    return sorted(scores, key=lambda tid: -scores[tid])  # sorted() is stable: ties keep first-seen order
+
+
+class HybridRetriever:
+    """RRF of a lexical and a dense retriever (by default fielded BM25 and MiniLM)."""
+
+    name = "hybrid-rrf"
+
+    def __init__(self, tools: Sequence[CatalogTool], *, k: float = 60.0, lexical: Retriever | None = None,
+                 dense: Retriever | None = None) -> None:
+        if not tools:
+            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        self.k = k
+        self.lexical = lexical or FieldedBM25(tools)
+        self.dense = dense or DenseRetriever(tools)
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        check_k(k)
+        fused = rrf([self.lexical.rank(query), self.dense.rank(query)], self.k)
+        exact = self.lexical.exact_matches(query) if isinstance(self.lexical, FieldedBM25) else []
+        return (exact + [i for i in fused if i not in exact])[:k]

@@ -1,0 +1,66 @@
+"""A learned retriever: the tools that served similar past queries (a query log), fused with BM25.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+
+Intent-style queries ("I'm planning a meal with beef") share no words with the tools they
+need (a recipe API, a nutrition API, a grocery API), but they share many words with *earlier
+queries* that needed the same tools. Given a labelled log, each new query finds its nearest
+logged queries by BM25 and the tools those needed get their votes (weighted by similarity).
+The votes are fused with the catalog retriever by RRF, so a tool the log has never seen can
+still be found. "Training" is indexing the log: seconds on a CPU. It is only honest when
+evaluated on queries it never saw: :func:`folds` splits a log into k folds by a hash of each
+query id, stable across runs and machines.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Sequence
+
+from harness.retrieval.base import Retriever, check_k, top_ids
+from harness.retrieval.bm25_index import InvertedBM25
+from harness.retrieval.hybrid import rrf
+from harness.retrieval.records import Query
+from harness.text import tokenize
+
+
+def fold_of(qid: str, n_folds: int = 5) -> int:
+    """The fold a query id falls in: SHA-256 of the id, modulo ``n_folds``."""
+    return int(hashlib.sha256(qid.encode("utf-8")).hexdigest(), 16) % n_folds
+
+
+def folds(queries: Sequence[Query], held_out: int, n_folds: int = 5) -> tuple[list[Query], list[Query]]:
+    """(train, test): the queries outside fold ``held_out`` and those in it."""
+    if not 0 <= held_out < n_folds:
+        raise ValueError(f"held_out must be a fold number from 0 to {n_folds - 1}, got {held_out}.")
+    train = [q for q in queries if fold_of(q.qid, n_folds) != held_out]
+    test = [q for q in queries if fold_of(q.qid, n_folds) == held_out]
+    return train, test
+
+
+class QueryLogRetriever:
+    """k nearest logged queries vote for their gold tools; RRF with a catalog retriever."""
+
+    name = "learned-querylog"
+
+    def __init__(self, log: Sequence[Query], base: Retriever, *, neighbours: int = 20, k: float = 60.0,
+                 log_weight: float = 2.0) -> None:
+        if not log:
+            raise ValueError("The query log is empty: there is nothing to learn from.")
+        self.base, self.neighbours, self.k, self.log_weight = base, neighbours, k, log_weight
+        self._gold = [q.gold for q in log]
+        self._index = InvertedBM25([tokenize(q.query) for q in log])
+
+    def votes(self, query: str) -> dict[str, float]:
+        """Tool id → summed BM25 similarity of the nearest logged queries that needed it."""
+        scores, candidates = self._index.scores_and_candidates(tokenize(query))
+        out: dict[str, float] = {}
+        for i in top_ids(range(len(self._gold)), scores, self.neighbours, candidates=candidates):  # type: ignore[arg-type]
+            for tid in self._gold[i]:
+                out[tid] = out.get(tid, 0.0) + float(scores[i])
+        return out
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        check_k(k)
+        votes = self.votes(query)
+        from_log = sorted(votes, key=lambda t: -votes[t])
+        return rrf([from_log, self.base.rank(query)], self.k, [self.log_weight, 1.0])[:k]

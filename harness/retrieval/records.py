@@ -1,0 +1,86 @@
+"""The two records every retriever and every metric share: a catalog tool and a labelled query.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+
+A public catalog's tools are not :class:`harness.tools.Tool` objects: their ids carry the
+server (``filesystem/read_file``), some names are not valid API names (``/v1/nutrition``) and
+nothing can be called. So a retriever ranks plain records by ``id``; :meth:`CatalogTool.definition`
+is what a model would be shown (for token counts), and :meth:`CatalogTool.definition_hash` is
+what a cache keys on, so a changed definition is noticed and an unchanged one is not.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from harness.tools import Tool
+
+
+@dataclass(frozen=True)
+class CatalogTool:
+    """One tool of a catalog: a unique ``id`` plus what a model would be shown."""
+
+    id: str
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    server: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def server_description(self) -> str:
+        """The server's own description, under whichever key the source used ('' if none)."""
+        for key in ("server_description", "server_summary"):
+            if isinstance(self.extra.get(key), str):
+                return self.extra[key]
+        return ""
+
+    @property
+    def parameters(self) -> list[tuple[str, str]]:
+        """(name, description) of each top-level input parameter."""
+        props = self.input_schema.get("properties") or {}
+        return [(n, s.get("description", "") if isinstance(s, dict) else "") for n, s in props.items()]
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as the Messages API would carry it (what schema tokens are counted on)."""
+        return {"name": self.name, "description": self.description, "input_schema": dict(self.input_schema)}
+
+    def definition_hash(self) -> str:
+        """SHA-256 of everything a retriever may read about this tool (ScaleMCP's change detector).
+
+        The id is left out: two catalog entries with one definition share one embedding.
+        """
+        data = {**self.definition(), "server": self.server, "server_description": self.server_description}
+        blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def from_tool(cls, t: Tool, server: str = "") -> "CatalogTool":
+        """A harness :class:`Tool` as a catalog record (its name is its id)."""
+        return cls(id=t.name, name=t.name, description=t.description, input_schema=t.input_schema,
+                   server=server or t.domain)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A labelled query: the text, the acceptable tool ids, and the slots that must be filled.
+
+    ``gold_groups`` has one entry per needed tool ("slot"); any id in a slot fills it. When a
+    source gives no groups, each gold id is its own slot.
+    """
+
+    qid: str
+    query: str
+    gold: tuple[str, ...]
+    gold_groups: tuple[tuple[str, ...], ...] = ()
+    steps: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.gold_groups:
+            object.__setattr__(self, "gold_groups", tuple((g,) for g in self.gold))
+
+    @property
+    def slots(self) -> tuple[tuple[str, ...], ...]:
+        return self.gold_groups

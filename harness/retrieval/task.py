@@ -1,0 +1,82 @@
+"""Retrieval for whole multi-step tasks: clauses, score fusion and the server hierarchy.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), after plain hybrid search falls
+short on LiveMCPBench's task descriptions.
+
+A task ("read the sales sheet, plot it by month, save the chart") needs several tools, and a
+single query vector averages them into none. Three general ideas, each measured in the
+chapter on its own:
+
+1. *Clauses*: the task is split at sentence and clause boundaries; each clause is embedded and
+   a tool keeps its best similarity to any clause, mixed with its similarity to the whole task.
+2. *Score fusion*: min-max normalised fielded-BM25 and dense scores are summed with weight
+   ``alpha`` on BM25 (StackOne's form; 0.3 was chosen on ToolLens training queries, never on
+   the benchmark it is reported on). Unlike RRF, a confident BM25 match keeps its margin.
+3. *Servers* (MCP-Zero's hierarchy): tools of one server are used together, so each tool gets
+   ``server_weight`` × the best score of any tool on its server.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+
+from harness.retrieval.base import check_k, top_ids
+from harness.retrieval.dense import DenseRetriever
+from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.records import CatalogTool
+
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and)\s+(?=[a-z]+\b)")
+
+
+def clauses(text: str, min_words: int = 2) -> list[str]:
+    """The task's sentences and clauses (split at . ! ? ; , and 'then'/'and' before a word)."""
+    return [p.strip() for p in _CLAUSE.split(text) if p and len(p.split()) >= min_words]
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    lo, hi = float(scores.min()), float(scores.max())
+    return (scores - lo) / (hi - lo) if hi > lo else np.zeros_like(scores)
+
+
+class TaskRetriever:
+    """Fielded BM25 + dense over the task and its clauses, fused by score, lifted by server."""
+
+    name = "hybrid-task"
+
+    def __init__(self, tools: Sequence[CatalogTool], *, alpha: float = 0.3, clause_weight: float = 0.5,
+                 server_weight: float = 0.3, lexical: FieldedBM25 | None = None,
+                 dense: DenseRetriever | None = None) -> None:
+        if not tools:
+            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        if not 0 <= alpha <= 1 or not 0 <= clause_weight <= 1:
+            raise ValueError(f"alpha and clause_weight are shares between 0 and 1, got {alpha} and {clause_weight}.")
+        self.ids = [t.id for t in tools]
+        self.alpha, self.clause_weight, self.server_weight = alpha, clause_weight, server_weight
+        self.lexical = lexical or FieldedBM25(tools)
+        self.dense = dense or DenseRetriever(tools)
+        servers = sorted({t.server for t in tools})
+        self._server_of = np.array([servers.index(t.server) for t in tools])
+        self._n_servers = len(servers)
+
+    def dense_scores(self, query: str) -> np.ndarray:
+        parts = clauses(query)
+        vectors = self.dense.encoder.encode([query, *parts] if len(parts) > 1 else [query])
+        sims = self.dense.matrix @ vectors.T
+        whole = sims[:, 0]
+        if sims.shape[1] == 1:
+            return whole
+        return (1 - self.clause_weight) * whole + self.clause_weight * sims[:, 1:].max(axis=1)
+
+    def scores(self, query: str) -> np.ndarray:
+        fused = self.alpha * min_max(self.lexical.scores(query)) + (1 - self.alpha) * min_max(self.dense_scores(query))
+        best = np.full(self._n_servers, -np.inf)
+        np.maximum.at(best, self._server_of, fused)
+        return fused + self.server_weight * best[self._server_of]
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        check_k(k)
+        exact = self.lexical.exact_matches(query)
+        ranked = top_ids(self.ids, self.scores(query), None, positive_only=False)
+        return (exact + [i for i in ranked if i not in exact])[:k]
