@@ -18,7 +18,7 @@ from harness.catalog import Ranked, ToolCatalog
 from harness.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage
 from harness.queries import QueryFn, query_from_transcript
-from harness.registry import ToolRegistry
+from harness.registry import DEFAULT_TIMEOUT, ToolRegistry
 from harness.tokens import ContextAccountant, ContextSnapshot, tools_tokens
 from harness.tools import Tool
 
@@ -85,13 +85,14 @@ async def arun(
     accountant: ContextAccountant | None = None,
     on_event: EventHook | None = None,
     on_finish: Callable[[], None] | None = None,
+    tool_timeout: float = DEFAULT_TIMEOUT,
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``pinned_tools`` are shown every turn whatever their score: catalog names, or Tool objects
     that live outside the catalog (a discovery tool). ``extra_tools`` is asked every turn for
     tools that became available during the run (MCP tools a search activated).
-    ``on_finish`` runs when the user's turn ends — the run returns — to unload tools a search
+    ``tool_timeout`` bounds each tool call in seconds. ``on_finish`` runs when the user's turn ends — the run returns — to unload tools a search
     found during it, say.
     """
     if max_turns <= 0:
@@ -113,7 +114,7 @@ async def arun(
             for t in [r.tool for r in ranked] + list(extra_tools() if extra_tools else []):
                 shown.setdefault(t.name, t)
             tools = list(shown.values())
-            registry = ToolRegistry(tools, known=catalog.all_names())
+            registry = ToolRegistry(tools, known=catalog.all_names(), timeout=tool_timeout)
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)

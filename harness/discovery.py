@@ -11,13 +11,14 @@ every turn lets the model ask. Three designs, compared in Chapter 4:
 * ``list_available_tools(filter_term)`` — only lines mentioning the filter's words;
 * ``search_tools(query, limit)`` — BM25-ranked matches with their parameters, which become
   callable on the next turn (as Codex CLI and PizzaPi do); exact names first; when nothing
-  matches, the names of what exists rather than silence.
+  matches, the names of what exists rather than silence (:class:`ToolSearch`).
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Sequence
+from collections import Counter
+from typing import Any, Sequence
 
 from harness.catalog import ToolCatalog
 from harness.text import tokenize
@@ -60,77 +61,129 @@ def discovery_tool(catalog: ToolCatalog, *, filtered: bool = True) -> Tool:
     )
 
 
-class ToolSearch:
-    """``search_tools(query, limit)``: ranked search that also makes its matches callable.
+SEARCH_TOOL_NAME = "search_tools"
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 50
+#: Above this many deferred tools, a failed search lists tools per domain/server instead of names.
+MAX_LISTED_NAMES = 200
 
-    ``aliases`` maps other names a user or model may type (a raw MCP tool name, ``server/tool``)
-    to catalog names, for the exact-name path. With ``keep_loaded`` found tools stay for the
-    session; otherwise :meth:`end_turn` unloads them.
+_SEARCH_DESCRIPTION = (
+    "Search the tools that are available but not loaded yet, by what you want to do or by a tool's name. "
+    "Returns matching tools with their names, descriptions and parameters; the tools found become callable "
+    "on your next step. Use it whenever no loaded tool fits the task."
+)
+
+
+def parameters_summary(t: Tool) -> dict[str, str]:
+    """``{parameter: "type (required)"}``: a compact view of the input schema."""
+    required = set(t.required)
+    out = {}
+    for pname, spec in (t.input_schema.get("properties") or {}).items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        kind = "|".join(kind) if isinstance(kind, list) else str(kind)
+        out[pname] = f"{kind} (required)" if pname in required else kind
+    return out
+
+
+class ToolSearch:
+    """``search_tools(query, limit)`` over deferred tools; what it finds becomes callable.
+
+    ``loaded`` tools are always shown; ``deferred`` ones only once a search found them. Exact names
+    come first — BM25 alone can rank a tool below others that merely repeat its words (Codex CLI
+    bug #21503: prepend exact matches, drop duplicates, then cut to the limit). A search that finds
+    nothing returns the names of what exists (PizzaPi), never silence — or, above
+    :data:`MAX_LISTED_NAMES` tools, the count per domain, since an unranked dump drowns the model.
+    Found tools stay for the session (``keep_loaded``) or go when :meth:`end_turn` is called.
+    Subclasses add names a tool also answers to (Chapter 5: the MCP server's own name).
     """
 
-    def __init__(self, catalog: ToolCatalog, *, keep_loaded: bool = True, aliases: dict[str, str] | None = None,
-                 default_limit: int = 5) -> None:
-        self.catalog = catalog
+    def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True) -> None:
+        self.loaded = list(loaded)
         self.keep_loaded = keep_loaded
-        self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}
-        self.default_limit = default_limit
-        self._active: dict[str, Tool] = {}
+        self._catalog = ToolCatalog(deferred)
+        self._activated: dict[str, Tool] = {}
         self.tool = Tool(
-            name="search_tools",
-            description=(
-                "Search the tools that are not loaded yet. Returns the best matches with their parameters; "
-                "matches become callable on your next turn. Use words describing the task, or a tool's exact name."
-            ),
+            name=SEARCH_TOOL_NAME,
+            description=_SEARCH_DESCRIPTION,
             input_schema={
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What you need to do, or a tool name."},
-                    "limit": {"type": "integer", "description": "How many matches to return.", "default": default_limit,
-                              "minimum": 1, "maximum": 20},
+                    "query": {"type": "string", "description": "What you want to do, or a tool name."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
+                              "description": "How many tools to return at most."},
                 },
                 "required": ["query"],
             },
-            fn=self.search_tools,
-            tags=frozenset({"discovery", "read"}),
+            fn=self.search,
+            tags=frozenset({"discovery"}),
         )
 
-    def exact_matches(self, query: str) -> list[str]:
-        """Catalog names the query names exactly (the whole query, or one of its words)."""
-        candidates = [query.strip()] + re.findall(r"[\w./:-]+", query)
-        out: list[str] = []
-        for c in candidates:
-            name = c if c in self.catalog else self.aliases.get(c.lower())
-            if name and name not in out:
-                out.append(name)
-        return out
+    @staticmethod
+    def names_of(t: Tool) -> set[str]:
+        """Every name under which ``t`` counts as an exact match (lower-cased)."""
+        return {t.name.lower()}
 
-    def find(self, query: str, limit: int | None = None) -> list[Tool]:
-        """Exact-name matches first, then BM25 ranking; no duplicates; at most ``limit``."""
-        limit = limit or self.default_limit
-        names = self.exact_matches(query)
-        names += [r.tool.name for r in self.catalog.search(query) if r.tool.name not in names]
-        return [self.catalog.get(n) for n in names[:limit]]
+    @property
+    def deferred(self) -> list[Tool]:
+        return self._catalog.tools
 
-    def search_tools(self, query: str, limit: int = 5) -> str:
+    @property
+    def activated(self) -> list[Tool]:
+        return list(self._activated.values())
+
+    def exact_matches(self, query: str) -> list[Tool]:
+        """Deferred tools whose name equals the query or one of its words, in the order the query names them."""
+        words = [query.strip().lower(), *(w.lower() for w in re.split(r"[\s,]+", query.strip()) if w)]
+        hits = [t for w in words for t in self._catalog.tools if w in self.names_of(t)]
+        return list({t.name: t for t in hits}.values())  # a dict keeps each tool at its first position
+
+    def find(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Tool]:
+        """Exact-name matches first, then BM25's ranking; no duplicates; at most ``limit`` tools."""
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("search_tools needs a non-empty query: describe the task or name a tool.")
+        if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
+            limit = int(limit)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
+        ranked = self.exact_matches(query) + [r.tool for r in self._catalog.search(query)]
+        return list({t.name: t for t in ranked}.values())[:limit]
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT) -> str:
+        """Run ``search_tools``: the matches as compact JSON, activated; or the names that exist."""
         found = self.find(query, limit)
-        if not found:
-            return "No tool matches that. Tools that exist: " + ", ".join(self.catalog.all_names())
         for t in found:
-            self._active[t.name] = t
-        return json.dumps(
-            [{"name": t.name, "description": t.description, "parameters": t.input_schema.get("properties", {}),
-              "required": t.required} for t in found],
-            ensure_ascii=False,
-        )
+            self._activated[t.name] = t
+        if not found:
+            payload: dict[str, Any] = {
+                "matches": [],
+                "note": f"No tool matched {query.strip()!r}. These tools exist; search again with words "
+                        "from their names, or with an exact name.",
+                "available": self._available(),
+            }
+        else:
+            payload = {
+                "matches": [{"name": t.name, "description": t.description, "parameters": parameters_summary(t)}
+                            for t in found],
+                "note": "These tools are now loaded: call them by name.",
+            }
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
-    def active(self) -> list[Tool]:
-        """Tools found so far and still loaded (pass as the loop's ``extra_tools``)."""
-        return list(self._active.values())
+    def _available(self) -> list[str] | dict[str, int]:
+        tools = self._catalog.tools
+        if len(tools) <= MAX_LISTED_NAMES:
+            return [t.name for t in tools]
+        return dict(Counter(t.domain or "local" for t in tools))
+
+    def tools_for_turn(self) -> list[Tool]:
+        """What to show the model now: always-loaded tools, activated ones, and ``search_tools`` if anything is deferred."""
+        pinned = [self.tool] if len(self._catalog) else []
+        return self.loaded + self.activated + pinned
 
     def end_turn(self) -> None:
-        """Unload what this turn found, unless tools are kept for the session."""
+        """Called when a user turn ends: unloads discoveries unless ``keep_loaded``."""
         if not self.keep_loaded:
-            self._active.clear()
+            self._activated.clear()
 
     def reset(self) -> None:
-        self._active.clear()
+        """Forget every discovery (PizzaPi's ``/tool-search reset``)."""
+        self._activated.clear()

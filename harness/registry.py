@@ -57,7 +57,9 @@ class ToolRegistry:
     """Tools by name, their API schemas, and safe dispatch.
 
     ``known`` names tools that exist elsewhere (the full catalog) but are not loaded in this
-    registry; calling one gives an error that says so, instead of pretending it doesn't exist.
+    registry; calling one gives an error that says so, instead of pretending it doesn't exist,
+    followed by ``unloaded_hint`` (how this harness loads a tool: the next turn's selection, or
+    a search tool).
     """
 
     def __init__(
@@ -65,11 +67,13 @@ class ToolRegistry:
         tools: Iterable[Tool] = (),
         *,
         known: Iterable[str] = (),
+        unloaded_hint: str = "Say what you need it for and it will be offered on the next turn.",
         timeout: float = DEFAULT_TIMEOUT,
         max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
         self._tools: dict[str, Tool] = {}
         self.known = set(known)
+        self.unloaded_hint = unloaded_hint
         self.timeout = timeout
         self.max_result_chars = max_result_chars
         for t in tools:
@@ -107,10 +111,7 @@ class ToolRegistry:
         """Why this call cannot run (one sentence), or None when it can."""
         if name not in self._tools:
             if name in self.known:
-                return (
-                    f"Tool '{name}' exists but is not loaded this turn. "
-                    "Say what you need it for and it will be offered on the next turn."
-                )
+                return f"Tool '{name}' exists but is not loaded this turn. {self.unloaded_hint}"
             close = difflib.get_close_matches(name, list(self._tools) + sorted(self.known), n=3, cutoff=0.5)
             hint = f" Did you mean: {', '.join(close)}?" if close else f" Available: {', '.join(self._tools) or 'none'}."
             return f"Unknown tool '{name}'.{hint}"

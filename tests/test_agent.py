@@ -65,9 +65,9 @@ def test_pinned_discovery_recovers_a_tool_the_query_left_out(small_tools):
 
 def test_tool_search_activates_matches_for_the_next_turn(small_tools):
     cat = ToolCatalog(small_tools)
-    search = ToolSearch(cat, keep_loaded=False)
+    search = ToolSearch([], cat.tools, keep_loaded=False)
     result = run(arun(OfflineModel(), ToolCatalog([]), "Post 'shipped' to the #dev channel",
-                      pinned_tools=[search.tool], extra_tools=search.active, on_finish=search.end_turn))
+                      extra_tools=search.tools_for_turn, on_finish=search.end_turn))
     assert [c[0] for c in result.calls()][:2] == ["search_tools", "post_message"]
     assert result.succeeded()[-1] == "post_message"
-    assert search.active() == []  # unloaded when the run ended
+    assert search.activated == []  # unloaded when the run ended

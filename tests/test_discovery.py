@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from harness.catalog import ToolCatalog
 from harness.discovery import ToolSearch, discovery_tool, listing
 from harness.registry import ToolRegistry
@@ -22,16 +24,21 @@ def test_filter_and_the_no_match_fallback(small_tools):
 
 
 def test_search_puts_exact_names_first_dedups_and_truncates(small_tools):
-    search = ToolSearch(ToolCatalog(small_tools), aliases={"files/read": "read_file"})
+    search = ToolSearch([], small_tools)
     names = [t.name for t in search.find("search the code and docs create_event", limit=3)]
     assert names[0] == "create_event" and len(names) == 3 and len(set(names)) == 3
-    assert [t.name for t in search.find("files/read", 2)][0] == "read_file"
-    out = json.loads(search.search_tools("post a chat message", limit=1))
-    assert out[0]["name"] == "post_message" and out[0]["parameters"]["channel"]["type"] == "string"
-    assert [t.name for t in search.active()] == ["post_message"]
+    out = json.loads(search.search("post a chat message", limit=1))
+    assert out["matches"][0]["name"] == "post_message" and out["matches"][0]["parameters"]["channel"] == "string (required)"
+    assert [t.name for t in search.activated] == ["post_message"]
+    assert search.tools_for_turn() == [search.activated[0], search.tool]
 
 
-def test_search_with_no_match_lists_what_exists(small_tools):
-    search = ToolSearch(ToolCatalog(small_tools))
-    assert search.search_tools("zebra quantum") == "No tool matches that. Tools that exist: " + ", ".join(t.name for t in small_tools)
-    assert search.active() == []
+def test_search_with_no_match_lists_what_exists_and_bad_limits_are_refused(small_tools):
+    search = ToolSearch([], small_tools)
+    payload = json.loads(search.search("zebra quantum"))
+    assert payload["matches"] == [] and payload["available"] == [t.name for t in small_tools]
+    assert search.activated == []
+    with pytest.raises(ValueError, match="limit must be a whole number from 1 to 50, got 0"):
+        search.find("read", 0)
+    with pytest.raises(ValueError, match="non-empty query"):
+        search.find("  ")
