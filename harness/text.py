@@ -17,7 +17,8 @@ STOP_WORDS = frozenset(
     they them their this that these those there here what which who whom whose when where why how
     can could would should will shall may might must please just also so than too very all any some
     no not only own same such each few more most other both out up down over under again further once
-    let lets us want need like get got make made one s t hi hello hey thanks thank ok okay now""".split()
+    let lets us want need like get got make made one s t hi hello hey thanks thank ok okay now next
+    anything something everything nothing""".split()
 )
 
 _WORD = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*|\w+", re.UNICODE)

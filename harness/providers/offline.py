@@ -52,8 +52,11 @@ _LISTED_NAME = re.compile(r"^\s*(?:[-*•]\s*)?`?([A-Za-z][A-Za-z0-9_-]{1,63})`?
 _JSON_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{1,63})"(?:\s*,\s*"description"\s*:\s*"([^"]*)")?')
 
 
+_ACKNOWLEDGEMENT = re.compile(r"^(?:ok(?:ay)?|great|thanks?(?: you)?|looks good|sounds good|perfect|nice|cool|good|fine|sure|alright)\W*$", re.I)
+
+
 def split_steps(request: str) -> list[str]:
-    """The request's steps in order; quoted text is never split."""
+    """The request's steps in order; quoted text is never split, "Looks good." is not a step."""
     protected: list[str] = []
 
     def hide(m: re.Match[str]) -> str:
@@ -63,7 +66,7 @@ def split_steps(request: str) -> list[str]:
     masked = _QUOTED.sub(hide, request.strip())
     parts = [p.strip(" .") for p in _STEP_SPLIT.split(masked)]
     restore = lambda s: re.sub(r"\x00(\d+)\x00", lambda m: protected[int(m.group(1))], s)
-    return [restore(p) for p in parts if p and concepts(restore(p))]
+    return [restore(p) for p in parts if p and concepts(restore(p)) and not _ACKNOWLEDGEMENT.match(p)]
 
 
 def is_discovery(t: Tool) -> bool:
@@ -111,6 +114,16 @@ def relevance(step: str, t_name: str, description: str | None) -> float:
     if t_name.lower() in lowered and re.search(rf"\b{re.escape(t_name.lower())}\b", lowered):
         score += 3.0
     return score
+
+
+def does_the_action(step: str, t: Tool) -> bool:
+    """Does the tool's text name the step's action — its first content word ("*email* dana …")?
+
+    A model reads a request verb-first; a tool that matches only the request's nouns ("the
+    returns *file*" for ``find_files``) is a loose fit worth a discovery call before settling.
+    """
+    words = concepts(intent_text(step))
+    return not words or words[0] in concept_set(t.search_text)
 
 
 def read_fully(tools: Sequence[Tool], budget: int) -> set[str]:
@@ -210,14 +223,23 @@ class OfflineModel:
 
         previous = done[-1][1].content if done else None
         context = " ".join(steps[: len(done)])
-        name, args = self.pick(step, tools, previous, context)
-        if name is not None:
-            return _call(n_calls, name, args)
-        if found:  # a tool it read about (a discovery result) or used before fits: call it by name, loaded or not
-            scored = sorted(((relevance(intent_text(step), n, d), n) for n, d in found), key=lambda x: -x[0])
-            score, name = scored[0]
-            if score >= self.threshold:
-                return _call(n_calls, name, fill_arguments(step, {"properties": {}}, previous_result=previous))
+        choice = self.choose(step, tools)
+        shown = by_name.get(choice.tool) if choice.tool else None
+        if shown is not None and discovery and not searched and not does_the_action(step, shown):
+            shown = None  # it fits only loosely: ask the discovery tool before settling for it
+        elif shown is None and discovery and not searched:
+            return _call(n_calls, discovery.name, _discovery_args(discovery, step))
+        intent = intent_text(step)
+        best = max(((relevance(intent, n, d), n) for n, d in found if n not in by_name), default=(0.0, ""))
+        if best[0] >= self.threshold and (shown is None or best[0] > choice.score):
+            # a tool it read about (a discovery result) or used before fits better: call it by name, loaded or not
+            return _call(n_calls, best[1], fill_arguments(step, {"properties": {}}, previous_result=previous))
+        if shown is None and choice.tool is not None and searched:
+            shown = by_name[choice.tool]  # searched, found nothing better: the loose fit it is
+        if shown is not None:
+            return _call(n_calls, shown.name, fill_arguments(step, shown.input_schema, tool_words=_words(shown.name),
+                                                             previous_result=previous, context=context,
+                                                             tool_text=shown.search_text))
         if discovery and not searched:
             return _call(n_calls, discovery.name, _discovery_args(discovery, step))
         return _say(f"I don't have a tool that can do this: '{step}'.")

@@ -36,6 +36,12 @@ _LONG_TEXT_PARAMS = ("text", "body", "content", "message", "comment", "descripti
 _PERSON_PARAMS = ("recipient", "user", "person", "to", "assignee", "attendee", "attendees", "username", "owner")
 
 
+#: Everyday words that are never a package, branch or test name ("which versions *exist*").
+COMMON_WORDS = frozenset("""exist exists existing latest new old first last current every today tomorrow
+    yesterday again done gone happen happened going give take keep work working lately recent recently
+    which whether available ready still yet right left okay please morning evening week day""".split())
+
+
 @dataclass
 class Pieces:
     """Typed pieces found in a request, each list in order of appearance; used up as assigned."""
@@ -138,7 +144,7 @@ def fill_arguments(
 
     def identifiers(words: list[str]) -> list[str]:
         return [w for w in words if w.lower() not in tool_words and w.lower() not in CONCEPTS
-                and stem(w.lower()) not in CONCEPTS and stem(w.lower()) not in own]
+                and stem(w.lower()) not in CONCEPTS and stem(w.lower()) not in own and w.lower() not in COMMON_WORDS]
 
     said = extract(context)
     names = identifiers(pieces.words) or said.quoted[-1:] or identifiers(list(reversed(said.words)))[:1]

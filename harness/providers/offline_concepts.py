@@ -48,7 +48,7 @@ note memo jot scratch scratchpad notepad jotting
 issue ticket bug defect problem
 close resolve finish complete done shut
 comment reply respond remark annotate
-calendar schedule agenda diary
+calendar schedule agenda diary book reserve
 event meeting appointment gathering sync standup
 remind reminder alert nudge
 time slot availability
