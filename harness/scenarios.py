@@ -21,6 +21,7 @@ from harness.agent import RunResult, arun
 from harness.catalog import ToolCatalog
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn
+from harness.tokens import count_text
 
 
 def oracle_steps(scenario: Any, catalog: ToolCatalog) -> list[tuple[Transcript, str]]:
@@ -67,6 +68,15 @@ class ScenarioRun:
         """Tool-schema tokens sent over the whole run (every turn pays again)."""
         return sum(ev.snapshot.tool_tokens for ev in self.result.turns)
 
+    @property
+    def discovery_tokens(self) -> int:
+        """Tokens of what discovery tools returned (a listing is paid for in the transcript)."""
+        total = 0
+        for ev in self.result.turns:
+            found = {t.name for t in ev.tools if "discovery" in t.tags}
+            total += sum(count_text(r.content) for c, r in zip(ev.response.tool_calls, ev.results) if c.name in found)
+        return total
+
 
 def in_order(needed: Sequence[str], called: Sequence[str]) -> bool:
     """True when ``needed`` appears in ``called`` as a subsequence (other calls may come between)."""
@@ -105,16 +115,20 @@ async def run_scenarios(
     scenarios: Iterable[Any],
     *,
     pins: Callable[[ToolCatalog], list] | None = None,
+    per_catalog: Callable[[ToolCatalog], dict[str, Any]] | None = None,
     **loop: Any,
 ) -> list[ScenarioRun]:
     """Run each scenario on a fresh catalog (a fresh world: one scenario's writes never leak into the next).
 
-    ``pins`` builds the pinned tools for that catalog (a discovery tool over it, say).
+    ``pins`` builds the pinned tools for that catalog (a discovery tool over it, say);
+    ``per_catalog`` builds any other loop arguments that depend on it (a search's
+    ``extra_tools`` and ``on_finish``).
     """
     runs = []
     for s in scenarios:
         catalog = make_catalog()
         extra = {"pinned_tools": pins(catalog)} if pins else {}
+        extra.update(per_catalog(catalog) if per_catalog else {})
         runs.append(await run_scenario(provider, catalog, s, **extra, **loop))
     return runs
 

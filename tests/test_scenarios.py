@@ -60,3 +60,14 @@ def test_narrated_steps_announce_the_next_step():
     ts = narrated_steps("Make a report", ["get the news", "write it up"])
     assert len(ts) == 2 and ts[0].user_texts() == ["Make a report"] and len(ts[0]) == 1
     assert ts[1].messages[-1].text == "Done: get the news. Next: write it up"
+
+
+def test_discovery_tokens_and_per_catalog_loop_arguments():
+    from harness.discovery import ToolSearch
+
+    make = lambda: ToolCatalog(SMALL_TOOLS)
+    listed = run(run_scenarios(OfflineModel(), make, [OPENER], pins=lambda c: [discovery_tool(c)]))[0]
+    assert listed.discovery_tokens > 50
+    searched = run(run_scenarios(OfflineModel(), lambda: ToolCatalog([]), [TASK],
+                                 per_catalog=lambda c: {"extra_tools": ToolSearch([], SMALL_TOOLS).tools_for_turn}))[0]
+    assert searched.result.calls()[0][0] == "search_tools" and searched.discovery_tokens > 0
