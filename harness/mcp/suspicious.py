@@ -18,6 +18,7 @@ from harness.tools import Tool
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # not \t \n \r: they are layout
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _HIDDEN_TAG = re.compile(r"<\s*(important|system|secret|hidden|instructions?)\b[^>]*>", re.I)
 
@@ -56,6 +57,9 @@ def flag_suspicious(description: str) -> list[str]:
     zero_width = _ZERO_WIDTH.findall(description)
     if zero_width:
         flags.append(f"{len(zero_width)} zero-width or direction-control characters")
+    control = _CONTROL.findall(description)
+    if control:
+        flags.append(f"{len(control)} control characters (terminal escapes can hide or rewrite what a reviewer sees)")
     if _HTML_COMMENT.search(description):
         flags.append("a hidden HTML comment")
     tag = _HIDDEN_TAG.search(description)
