@@ -36,7 +36,7 @@ if [ -f mcp_servers/node/package-lock.json ]; then
 fi
 
 # A real browser for the widget tests. Installed only where we may (root with apt); else the test says why it skips.
-if [ "$level" = full ] && ! command -v chromium >/dev/null 2>&1; then
+if [ "$level" = full ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing Debian's chromium for the browser tests"
     (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "!! chromium could not be installed: browser tests will skip"

@@ -1,0 +1,105 @@
+"""Every chapter runs in a real JupyterLab in headless Chromium, and its widgets work there.
+
+nbval proves the cells run; only a browser proves a reader sees the widgets and that moving a
+slider reaches the kernel and comes back. One server and one browser serve every notebook; each
+notebook gets a fresh page and its kernel is shut down after it. Screenshots of each chapter's
+main widget land in artifacts/screenshots/. A self-test notebook with deliberately broken parts
+proves the checks can fail.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from browser_support import CHROMIUM, CHROMIUM_ARGS, LabServer, browser_unavailable_reason, copy_workspace, run_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+SELFTEST = "browser_selftest.ipynb"
+
+
+def selftest_notebook() -> nbformat.NotebookNode:
+    """A working widget, one with a dead control, a closed one, a bogus view, a console error, a raise."""
+    v4 = nbformat.v4
+    cells = [
+        "import time\n\nimport ipywidgets as w\nfrom IPython.display import Javascript, display",
+        "slider = w.IntSlider(value=3, min=1, max=10, description='n')\nsquare = w.HTML()\n"
+        "def render(*_):\n    square.value = f'<b>{slider.value}²</b> = {slider.value ** 2}'\n"
+        "slider.observe(render, 'value')\nrender()\nw.VBox([slider, square])",
+        # like the query explorer, but only the text box is observed: the k slider is dead
+        "box = w.Text(value='read a file', continuous_update=False)\nk = w.IntSlider(value=5, max=10, description='k')\n"
+        "shout = w.HTML(box.value.upper())\nbox.observe(lambda change: setattr(shout, 'value', change['new'].upper()), 'value')\n"
+        "w.VBox([w.HBox([box, k]), shout])",
+        "gone = w.IntSlider()\ndisplay(gone)\ntime.sleep(1)\ngone.close()  # as a finished progress bar does",
+        "display({'application/vnd.jupyter.widget-view+json': {'model_id': 'no-such-model', "
+        "'version_major': 2, 'version_minor': 0}}, raw=True)",
+        "Javascript(\"console.error('self-test: a deliberate console error')\")",
+        "raise ValueError('self-test: a deliberate failure')",
+        "print('never runs')",
+    ]
+    nb = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def test_ci_has_a_browser():
+    """On CI (CI=true) the browser tests must run, not skip: a missing browser fails here."""
+    reason = browser_unavailable_reason()
+    if reason and os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser tests, but: {reason}")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if reason := browser_unavailable_reason():
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp("lab")
+    folder = copy_workspace(NOTEBOOKS, tmp)
+    nbformat.write(selftest_notebook(), folder / SELFTEST)
+    server = LabServer(folder, tmp / "jupyter")
+    server.start()
+    yield server
+    stray = server.stop()
+    assert not stray, f"kernel processes outlived JupyterLab and had to be killed: {stray}"
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.mark.browser
+def test_browser_checks_catch_broken_widgets_and_errors(lab, browser):
+    report = run_notebook(browser, lab, SELFTEST, update_timeout_s=5)  # the dead slider waits this out
+    widgets = [(w.cell, w.status, w.controls) for w in report.widgets]
+    assert widgets == [(2, "rendered", [("slider", True)]), (3, "rendered", [("slider", False), ("text", True)]),
+                       (4, "closed", []), (5, "broken", [])]
+    assert "3² = 9" in report.widgets[0].text  # the text as rendered, before the slider moved
+    problems = report.problems()
+    assert problems[:4] == [
+        f"{SELFTEST}: cell 7 raised ValueError: self-test: a deliberate failure",
+        f"{SELFTEST}: only 7 of 8 code cells ran",
+        f"{SELFTEST}: poking slider 1 of the widget in cell 3 did not change its HTML output",
+        f"{SELFTEST}: the widget in cell 5 did not render: 'Error displaying widget: model not found'",
+    ], "\n".join(problems)
+    # ipywidgets also logs the missing model: a real console error, caught as one
+    console = sorted(report.console_errors)
+    assert len(problems) == 6 and len(console) == 2, "\n".join(problems)
+    assert console[0].startswith("Error: widget model not found") and console[1] == "self-test: a deliberate console error"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_chapter_runs_and_its_widgets_work_in_a_browser(lab, browser, notebook):
+    report = run_notebook(browser, lab, notebook.name, screenshot=SCREENSHOTS / f"{notebook.stem}.png")
+    print(report.summary())
+    assert not report.problems(), "\n".join(report.problems())
