@@ -9,6 +9,7 @@ whole name lets both match (users of Codex asked for exactly this).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 STOP_WORDS = frozenset(
@@ -27,13 +28,18 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 def split_identifier(name: str) -> list[str]:
     """``listPullRequests`` → list, pull, requests; ``git_log`` → git, log; ``v1/nutrition`` → v1, nutrition."""
+    return list(_split_identifier(name))
+
+
+@functools.lru_cache(maxsize=200_000)
+def _split_identifier(name: str) -> tuple[str, ...]:
     parts: list[str] = []
     for chunk in re.split(r"[_\-./\s]+", name):
         if not chunk:
             continue
         pieces = _CAMEL.findall(chunk) if chunk.isascii() else [chunk]
         parts.extend(p.lower() for p in (pieces or [chunk]))
-    return parts
+    return tuple(parts)
 
 
 def stem(word: str) -> str:
@@ -53,14 +59,20 @@ def stem(word: str) -> str:
 
 def tokenize(text: str, *, keep_stop_words: bool = False) -> list[str]:
     """Lower-cased terms of ``text``; identifiers give their parts and themselves."""
+    return list(_tokenize(text or "", keep_stop_words))
+
+
+# Cached: every fresh catalog re-tokenises the same tool texts, and sweeps the same queries.
+@functools.lru_cache(maxsize=100_000)
+def _tokenize(text: str, keep_stop_words: bool) -> tuple[str, ...]:
     terms: list[str] = []
-    for raw in _WORD.findall(text or ""):
+    for raw in _WORD.findall(text):
         parts = split_identifier(raw)
         if len(parts) > 1:
             terms.append(raw.lower())
         terms.extend(parts)
     out = [stem(t) for t in terms if keep_stop_words or t not in STOP_WORDS]
-    return [t for t in out if t]
+    return tuple(t for t in out if t)
 
 
 def content_words(text: str) -> set[str]:
