@@ -291,6 +291,10 @@ def test_the_agent_loop_finds_and_calls_a_deferred_tool_then_unloads_it(tmp_path
             return result, [t.name for t in hub.tools_for_turn()]
 
     result, after = run(session())
+    hub = MCPHub(config, log_dir=tmp_path)  # keep_loaded can change between requests; the search follows it
+    assert not MCPHub(config, log_dir=tmp_path, keep_loaded=False).keep_loaded and hub.keep_loaded and hub.search.keep_loaded
+    hub.keep_loaded = False
+    assert not hub.search.keep_loaded
     shown = [call.tool_names for call in provider.calls]
     assert shown[0] == [SEARCH_TOOL_NAME]  # only the pinned search tool: every notes tool is deferred
     assert "mcp__notes__list_notes" in shown[1] and SEARCH_TOOL_NAME in shown[1]

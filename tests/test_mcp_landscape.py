@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run
 from harness.mcp.client import MCPHub
-from harness.mcp.landscape import NODE_DIR, NODE_SERVERS, landscape_config
+from harness.mcp.landscape import NODE_DIR, NODE_SERVERS, STARTUP_TIMEOUT, landscape_config
 from harness.mcp.servers import WORKBOOK_SERVERS, workbook_servers_config
 from harness.mcp.status import session_status
 
@@ -32,6 +32,10 @@ def test_without_node_modules_the_node_servers_are_skipped_in_one_sentence(tmp_p
     log = subprocess.run(["git", "log", "--format=%s"], cwd=land.sandbox / "repo", capture_output=True, text=True)
     assert log.stdout.split("\n")[:2] == ["Add app.py", "Start the sandbox"]
     assert land.config["mcpServers"]["fetch"]["args"] == ["--allow-private-ips"]
+    assert all(entry["startupTimeout"] == STARTUP_TIMEOUT for entry in land.config["mcpServers"].values())
+    inside = landscape_config(tmp_path / "sandbox", node_dir=NODE_DIR.parent / "not-installed")
+    assert inside.skipped == ["The 6 Node servers are skipped: mcp_servers/not-installed/node_modules is missing "
+                              "(run `npm ci` in mcp_servers/not-installed, or scripts/setup.sh full)."]
     with pytest.raises(ValueError, match=r"Unknown workbook server\(s\) \['chat'\]; choose from"):
         workbook_servers_config(("notes", "chat"))
 

@@ -10,7 +10,8 @@ Introduced in Chapter 5 (MCP integration). One module per idea:
   prompt, and the pinned tool that brings it back;
 * :mod:`~harness.mcp.suspicious` — flags for descriptions that address the model;
 * :mod:`~harness.mcp.status` — the session at a glance; :mod:`~harness.mcp.landscape` — real
-  third-party servers in a sandbox; :mod:`~harness.mcp.servers` — the workbook's own servers.
+  third-party servers in a sandbox; :mod:`~harness.mcp.servers` — the workbook's own servers;
+* :mod:`~harness.mcp.server_search` — the same tools behind Anthropic's server-side tool search.
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ _EXPORTS = {
     "DeferralPlan": "deferral", "DeferralPolicy": "deferral", "plan_deferral": "deferral",
     "MCPTool": "mcp_tool", "NameTable": "names", "flag_suspicious": "suspicious", "flag_tool": "suspicious",
     "SEARCH_TOOL_NAME": "tool_search", "ToolSearch": "tool_search",
+    "session_status": "status", "status_html": "status", "status_widget": "status",
+    "landscape_config": "landscape", "prepare_sandbox": "landscape",
+    "deferred_tools_param": "server_search", "run_with_server_search": "server_search",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -241,7 +241,6 @@ class MCPHub:
         self.config = load_config(config, environ)
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mcp-logs-"))
         self.policy = policy
-        self.keep_loaded = keep_loaded
         self.max_result_chars = max_result_chars
         self.connections: dict[str, ServerConnection] = {}
         self.names = NameTable(())
@@ -333,6 +332,15 @@ class MCPHub:
     def tools_for_turn(self) -> list[Tool]:
         """The tools to show the model now: always-loaded MCP tools, activated ones, and ``search_tools``."""
         return self.search.tools_for_turn()
+
+    @property
+    def keep_loaded(self) -> bool:
+        """Whether tools a search found stay for the session (else :meth:`end_turn` unloads them); settable."""
+        return self.search.keep_loaded
+
+    @keep_loaded.setter
+    def keep_loaded(self, value: bool) -> None:
+        self.search.keep_loaded = value
 
     def end_turn(self) -> None:
         """The agent loop calls this when a user turn ends (unloads discoveries unless keep_loaded)."""

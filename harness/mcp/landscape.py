@@ -22,8 +22,12 @@ from typing import Any
 
 from harness.mcp.servers import WORKBOOK_SERVERS, server_entry
 
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Where ``npm ci`` installs the pinned Node servers.
-NODE_DIR = Path(__file__).resolve().parents[2] / "mcp_servers" / "node"
+NODE_DIR = _REPO_ROOT / "mcp_servers" / "node"
+#: Seconds each landscape server may take to start: thirteen servers starting at once on two cores
+#: take 10–15 s each, and a loaded machine must not report a healthy server as timed out.
+STARTUP_TIMEOUT = 60.0
 
 #: server name -> (npm package, arguments after the entry point, env); ``{files}`` and ``{memory}``
 #: stand for the sandbox's folders.
@@ -83,6 +87,14 @@ def node_entry_point(node_modules: Path, package: str) -> Path:
     return pkg_dir / binary
 
 
+def _shown(path: Path) -> str:
+    """A path as a skip sentence shows it: relative to the repository when inside it (outputs stay portable)."""
+    try:
+        return str(path.relative_to(_REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
 def _console_script(name: str) -> str | None:
     """A console script installed next to this Python (the venv's bin folder), else on PATH."""
     local = Path(sys.executable).parent / name
@@ -121,12 +133,12 @@ def landscape_config(
     if node is None:
         skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: Node.js is not installed.")
     elif not node_modules.is_dir():
-        skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: {node_modules} is missing "
-                       f"(run `npm ci` in {node_dir}, or scripts/setup.sh full).")
+        skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: {_shown(node_modules)} is missing "
+                       f"(run `npm ci` in {_shown(node_dir)}, or scripts/setup.sh full).")
     else:
         for name, (package, args, env) in NODE_SERVERS.items():
             if not (node_modules / package / "package.json").exists():
-                skipped.append(f"{package} is skipped: it is not in {node_modules} (run `npm ci` again).")
+                skipped.append(f"{package} is skipped: it is not in {_shown(node_modules)} (run `npm ci` again).")
                 continue
             folders = {"files": root / "files", "memory": root / "memory"}
             servers[name] = {
@@ -134,4 +146,6 @@ def landscape_config(
                 "args": [str(node_entry_point(node_modules, package)), *(a.format(**folders) for a in args)],
                 "env": {k: v.format(**folders) for k, v in env.items()},
             }
+    for entry in servers.values():
+        entry.setdefault("startupTimeout", STARTUP_TIMEOUT)
     return Landscape({"mcpServers": servers}, root, skipped)
