@@ -32,7 +32,7 @@ bench: $(VENV)/.full
 notebooks: $(VENV)/.full
 	for nb in notebooks/*.ipynb exercises/*.ipynb exercises/solutions/*.ipynb; do \
 	  [ -f "$$nb" ] && $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	    --ExecutePreprocessor.timeout=900 "$$nb" || exit 1; \
+	    --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.record_timing=False "$$nb" || exit 1; \
 	done
 
 .PHONY: notebooks

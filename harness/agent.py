@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Sequence, Union
+from typing import Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.catalog import Ranked, ToolCatalog
 from harness.messages import Message, ToolResult, Transcript
@@ -86,13 +86,20 @@ async def arun(
     on_event: EventHook | None = None,
     on_finish: Callable[[], None] | None = None,
     tool_timeout: float = DEFAULT_TIMEOUT,
+    known_tools: Iterable[str] = (),
+    unloaded_hint: str | None = None,
+    all_tools_tokens: int | None = None,
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``pinned_tools`` are shown every turn whatever their score: catalog names, or Tool objects
     that live outside the catalog (a discovery tool). ``extra_tools`` is asked every turn for
     tools that became available during the run (MCP tools a search activated).
-    ``tool_timeout`` bounds each tool call in seconds. ``on_finish`` runs when the user's turn ends — the run returns — to unload tools a search
+    ``known_tools`` names tools beyond the catalog that exist but may not be loaded (deferred MCP
+    tools), so a call to one says so, followed by ``unloaded_hint`` (how to load it) when given;
+    ``all_tools_tokens`` is what showing every tool would cost, for the events' comparison (by
+    default the catalog's and the pinned tools' schemas). ``tool_timeout`` bounds each tool call
+    in seconds. ``on_finish`` runs when the user's turn ends — the run returns — to unload tools a search
     found during it, say.
     """
     if max_turns <= 0:
@@ -101,7 +108,9 @@ async def arun(
     accountant = accountant or ContextAccountant()
     pinned_names = [p for p in pinned_tools if isinstance(p, str)]
     pinned_objects = [p for p in pinned_tools if isinstance(p, Tool)]
-    catalog_tokens = tools_tokens(catalog.tools) + tools_tokens(pinned_objects)
+    catalog_tokens = all_tools_tokens if all_tools_tokens is not None else tools_tokens(catalog.tools) + tools_tokens(pinned_objects)
+    known = set(catalog.all_names()) | set(known_tools)
+    hint = {"unloaded_hint": unloaded_hint} if unloaded_hint else {}
     transcript.add_user(user_message)
     turns: list[TurnEvent] = []
     used_in = used_out = 0
@@ -114,7 +123,7 @@ async def arun(
             for t in [r.tool for r in ranked] + list(extra_tools() if extra_tools else []):
                 shown.setdefault(t.name, t)
             tools = list(shown.values())
-            registry = ToolRegistry(tools, known=catalog.all_names(), timeout=tool_timeout)
+            registry = ToolRegistry(tools, known=known, timeout=tool_timeout, **hint)
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)

@@ -81,7 +81,7 @@ async def run_with_server_search(
     messages: list[dict[str, Any]] = [{"role": "user", "content": user_message}]
     run = ServerSearchRun("", "max_turns")
     for _ in range(max_turns):
-        response = await provider._with_retries(lambda client: client.messages.create(
+        response = await provider.call(lambda client: client.messages.create(
             model=provider.model, max_tokens=max_tokens, system=system, messages=messages, tools=tools))
         blocks = [b.model_dump(mode="json", exclude_none=True) for b in response.content]
         run.input_tokens.append(response.usage.input_tokens)

@@ -163,7 +163,7 @@ class AnthropicProvider:
     ) -> ModelTurn:
         """Claude's next message for this conversation, with only ``tools`` on offer."""
         request = self._request(system, transcript, tools)
-        response = await self._with_retries(lambda client: client.messages.create(max_tokens=max_tokens, **request))
+        response = await self.call(lambda client: client.messages.create(max_tokens=max_tokens, **request))
         blocks = [block.model_dump(mode="json", exclude_none=True) for block in response.content]
         unreadable = sorted({b["type"] for b in blocks} - set(_READABLE_BLOCKS))
         if unreadable:
@@ -177,7 +177,7 @@ class AnthropicProvider:
     async def count_tokens(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> int:
         """Claude's own count of the input tokens this request would use (tiktoken's is only an estimate of it)."""
         request = self._request(system, transcript, tools)
-        counted = await self._with_retries(lambda client: client.messages.count_tokens(**request))
+        counted = await self.call(lambda client: client.messages.count_tokens(**request))
         return counted.input_tokens
 
     def estimate_cost(
@@ -217,12 +217,16 @@ class AnthropicProvider:
             self._client_loop = loop
         return self._client
 
-    async def _with_retries(self, call: Callable[[anthropic.AsyncAnthropic], Awaitable[T]]) -> T:
+    async def call(self, request: Callable[[anthropic.AsyncAnthropic], Awaitable[T]]) -> T:
+        """Run ``request(client)`` with this provider's retries, backoff and one-sentence errors.
+
+        Public so that other API paths (Chapter 5's server-side tool search) share them.
+        """
         waited = 0.0
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return await call(self._client_for_this_loop())
+                return await request(self._client_for_this_loop())
             except anthropic.AnthropicError as err:
                 kind = retry_kind(err)
                 asked = retry_after(err)
