@@ -17,8 +17,11 @@ $(VENV)/.full: pyproject.toml scripts/setup.sh $(wildcard mcp_servers/node/packa
 	bash scripts/setup.sh full
 	touch $@ $(VENV)/.core
 
+# Jupyter refuses to run as root unless told; containers and CI machines often are root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(VENV)/.core
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
 test: $(VENV)/.full
 	$(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
