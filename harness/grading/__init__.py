@@ -1,0 +1,22 @@
+"""Graders for the self-checking exercises in ``exercises/``: one module per exercise.
+
+Introduced with the exercises (``exercises/*.ipynb``); each module's docstring names its exercise
+and the chapter it follows.
+
+Every grader has one entry point, ``check(...)``, that takes the learner's functions and values,
+runs them, measures the reference numbers itself with the harness (never a stored answer), and
+either raises ``AssertionError`` with one sentence saying specifically what is wrong or returns a
+one-line ✓ verdict carrying the measured number. Graders whose measurement runs the async agent
+loop are ``async`` (``await check(...)`` in a notebook cell, ``asyncio.run`` in a test).
+
+* :mod:`~harness.grading.degraded_descriptions` — exercise 1 (after Chapter 2)
+* :mod:`~harness.grading.tool_count_sweep` — exercise 2 (after Chapter 1)
+* :mod:`~harness.grading.tune_tools_per_turn` — exercise 3 (after Chapter 3)
+* :mod:`~harness.grading.design_must_include` — exercise 4 (after Chapter 4)
+* :mod:`~harness.grading.query_classifier` — exercise 5 (after Chapter 3)
+* :mod:`~harness.grading.name_collisions` — exercise 6 (after Chapter 5)
+* :mod:`~harness.grading.deferral_threshold` — exercise 7 (after Chapter 5)
+
+Shared by several: :mod:`~harness.grading.learner` (calling the learner's code, the verdict) and
+:mod:`~harness.grading.pareto` (a fair check of a cost/benefit pick).
+"""

@@ -1,0 +1,338 @@
+"""The exercises check themselves: every grader fails on the untouched starter and passes on the solution.
+
+The learner's code is taken from the notebooks themselves: the code cells marked ``# YOUR CODE HERE``
+are executed in order in one namespace (seeded with the few values a given cell computes before
+them), and that namespace's functions and answers go to the exercise's grader — the same call the
+notebook's grader cell makes. So a test here fails when a notebook and its grader drift apart.
+Each grader also gets wrong answers of the kinds learners write, and must name what is wrong.
+Structure and committed outputs are checked statically; nbval (``make test``) runs the notebooks.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from harness.demo import DOMAINS, demo_tools, load_demo_queries
+from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, name_collisions,
+                             query_classifier, tool_count_sweep, tune_tools_per_turn)
+from harness.grading.learner import Passed, call
+from harness.grading.pareto import Point, beats, dominator, front
+from harness.mcp.names import NameTable
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTERS = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
+MARKER = "# YOUR CODE HERE"
+RAISES = "# NBVAL_RAISES_EXCEPTION"
+GRADERS = {
+    "01_degraded_descriptions": "degraded_descriptions", "02_tool_count_sweep": "tool_count_sweep",
+    "03_tune_tools_per_turn": "tune_tools_per_turn", "04_design_must_include": "design_must_include",
+    "05_query_classifier": "query_classifier", "06_name_collisions": "name_collisions",
+    "07_deferral_threshold": "deferral_threshold",
+}
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
+
+
+def solution_of(starter: Path) -> Path:
+    return starter.parent / "solutions" / starter.name
+
+
+def learner_sources(path: Path) -> list[str]:
+    return [c.source for c in read(path).cells if c.cell_type == "code" and MARKER in c.source]
+
+
+def learner_namespace(path: Path, cells: slice = slice(None), namespace: dict | None = None) -> dict:
+    """Execute the notebook's learner cells (those in ``cells``) in order, in ``namespace``."""
+    namespace = {} if namespace is None else namespace
+    for source in learner_sources(path)[cells]:
+        exec(compile(source, f"{path.name}:learner-cell", "exec"), namespace)  # noqa: S102 - the notebook's own code
+    return namespace
+
+
+def both(name: str) -> list:
+    starter = ROOT / "exercises" / f"{name}.ipynb"
+    return [pytest.param(starter, False, id="starter"), pytest.param(solution_of(starter), True, id="solution")]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def expect(passes: bool, grade) -> None:
+    """The grader passes with a ✓ verdict, or fails with an AssertionError sentence."""
+    if passes:
+        verdict = grade()
+        assert isinstance(verdict, Passed) and verdict.startswith("✓"), verdict
+    else:
+        with pytest.raises(AssertionError) as failure:
+            grade()
+        assert str(failure.value).strip(), "a failing grader must say what is wrong"
+
+
+# --- structure and committed outputs ----------------------------------------------------------
+
+def test_there_are_seven_exercises_with_solutions_and_graders():
+    assert [p.stem for p in STARTERS] == list(GRADERS)
+    assert all(solution_of(p).is_file() for p in STARTERS)
+
+
+@pytest.mark.parametrize("starter", STARTERS, ids=lambda p: p.stem)
+def test_starter_and_solution_share_every_cell_but_the_learners(starter):
+    a, b = read(starter), read(solution_of(starter))
+    assert [c.cell_type for c in a.cells] == [c.cell_type for c in b.cells]
+    assert a.cells[0].source.startswith("# Exercise") and "solution" in b.cells[0].source.splitlines()[0]
+    for x, y in zip(a.cells[1:], b.cells[1:]):
+        if x.cell_type == "markdown":
+            assert x.source == y.source
+        elif MARKER in x.source:
+            assert MARKER in y.source
+        else:
+            assert x.source.removeprefix(RAISES + "\n") == y.source, x.source[:80]
+    assert learner_sources(starter) and any("<summary><b>Hint" in c.source for c in a.cells)
+    grader_cell = [c for c in a.cells if c.cell_type == "code"][-1]
+    assert f"{GRADERS[starter.stem]}.check(" in grader_cell.source and grader_cell.source.startswith(RAISES)
+    assert not any(RAISES in c.source for c in b.cells)
+
+
+@pytest.mark.parametrize("starter", STARTERS, ids=lambda p: p.stem)
+def test_committed_starters_fail_where_marked_and_solutions_pass(starter):
+    """What a learner sees before running anything (tests/test_notebooks_clean.py checks the rest of a clean run)."""
+    for path, is_solution in ((starter, False), (solution_of(starter), True)):
+        code = [c for c in read(path).cells if c.cell_type == "code"]
+        for c in code:
+            errors = [o for o in c.outputs if o.output_type == "error"]
+            assert bool(errors) == c.source.startswith(RAISES), \
+                f"{path.name}: a cell must raise exactly when it is marked to: {c.source[:60]!r}"
+        verdict = "".join(o.get("data", {}).get("text/plain", "") for o in code[-1].outputs)
+        assert verdict.startswith("✓") if is_solution else not verdict, f"{path.name}: {verdict[:80]!r}"
+        if not is_solution:
+            assert code[-1].outputs[0].ename == "AssertionError", f"{path.name}: the grader should fail with a sentence"
+
+
+# --- each grader: fails on the starter, passes on the solution --------------------------------
+
+@pytest.mark.parametrize("path, passes", both("01_degraded_descriptions"))
+def test_degraded_descriptions_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: run(degraded_descriptions.check(
+        ns["degrade"], ns["restore"], ns["MOST_IMPORTANT_FOR_BM25"], ns["MOST_IMPORTANT_FOR_MODEL"])))
+
+
+@pytest.mark.parametrize("path, passes", both("02_tool_count_sweep"))
+def test_tool_count_sweep_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["STEEPEST"])))
+
+
+@pytest.mark.parametrize("path, passes", both("03_tune_tools_per_turn"))
+def test_tune_tools_per_turn_grader(path, passes):
+    given = {"tasks": tune_tools_per_turn.task_scenarios()}
+    ns = learner_namespace(path, slice(0, 1), given)
+    try:  # the notebook's own cell: curve = {k: await measure(k) for k in GRID}
+        ns["curve"] = {k: run(ns["measure"](k)) for k in tune_tools_per_turn.GRID}
+    except NotImplementedError:
+        ns["curve"] = {}
+    learner_namespace(path, slice(1, None), ns)
+    expect(passes, lambda: run(tune_tools_per_turn.check(ns["curve"], ns["PICK"], ns["REASON"])))
+
+
+@pytest.mark.parametrize("path, passes", both("04_design_must_include"))
+def test_design_must_include_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: run(design_must_include.check(ns["pins"])))
+
+
+@pytest.mark.parametrize("path, passes", both("05_query_classifier"))
+def test_query_classifier_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: query_classifier.check(ns["classify"], ns["classified_query"]))
+
+
+@pytest.mark.parametrize("path, passes", both("06_name_collisions"))
+def test_name_collisions_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: name_collisions.check(ns["canonical_name"]))
+
+
+def demo_sessions() -> tuple[dict, list]:
+    """Sessions of growing size over the demo world's domains (as if each were a server), and its literal queries as tasks.
+
+    The notebook measures the real-server landscape; the grader works on any sessions, and these need no processes.
+    """
+    tools = demo_tools()
+    by_domain = {d: [t for t in tools if t.domain == d] for d in DOMAINS}
+    sessions = {f"{n} domains": {d: by_domain[d] for d in DOMAINS[:n]} for n in (3, 7, len(DOMAINS))}
+    return sessions, [(q.query, q.gold[0]) for q in load_demo_queries() if q.kind == "literal"]
+
+
+@pytest.mark.parametrize("path, passes", both("07_deferral_threshold"))
+def test_deferral_threshold_grader(path, passes):
+    ns = learner_namespace(path)
+    sessions, tasks = demo_sessions()
+    expect(passes, lambda: deferral_threshold.check(ns["session_cost"], ns["choose_setting"], sessions, tasks))
+
+
+# --- the graders name what is wrong ------------------------------------------------------------
+
+def solution(name: str) -> dict:
+    return learner_namespace(solution_of(ROOT / "exercises" / f"{name}.ipynb"))
+
+
+def test_learner_failures_become_one_sentence_about_the_learners_function():
+    def unwritten():
+        raise NotImplementedError("write me")
+
+    with pytest.raises(AssertionError, match=r"^unwritten\(\) is not written yet: it still raises NotImplementedError \(write me\)"):
+        call("unwritten", unwritten)
+    with pytest.raises(AssertionError, match=r"^broken\(\) raised KeyError: 'x'"):
+        call("broken", lambda: {}["x"])
+    with pytest.raises(AssertionError, match="should be a function"):
+        call("measure", None)
+
+
+def test_pareto_front_and_the_setting_that_beats_a_pick():
+    a, b, c, d = Point("a", 10, 0.5), Point("b", 20, 0.5), Point("c", 30, 0.9), Point("d", 5, 0.1)
+    assert beats(a, b) and not beats(a, a) and not beats(c, a)
+    assert dominator(b, [a, b, c, d]) is a and dominator(c, [a, b, c, d]) is None
+    assert [p.label for p in front([a, b, c, d])] == ["d", "a", "c"]
+
+
+def test_degraded_descriptions_names_the_tool_and_field_at_fault():
+    ns = solution("01_degraded_descriptions")
+    tools = demo_tools()
+    with pytest.raises(AssertionError, match=r"tool_1 still has its original name 'read_file'"):
+        degraded_descriptions.check_degraded(tools, list(tools))
+    degraded = ns["degrade"](tools)
+    telling = [degraded[0].__class__(degraded[0].name, "Read a file.", degraded[0].input_schema)] + degraded[1:]
+    with pytest.raises(AssertionError, match=r"tool_1's description still gives read_file away: it says 'file', 'read'"):
+        degraded_descriptions.check_degraded(tools, telling)
+
+    def restores_everything(original, degraded, field):
+        if field not in degraded_descriptions.FIELDS:
+            raise ValueError(field)
+        return list(original)
+
+    with pytest.raises(AssertionError, match=r"restore\(original, degraded, 'name'\) also changed the description of tool_1"):
+        degraded_descriptions.check_restored(tools, degraded, restores_everything)
+    with pytest.raises(AssertionError, match=r"You say the name matters most to BM25, but restoring the description"):
+        run(degraded_descriptions.check(ns["degrade"], ns["restore"], "name", "name"))
+
+
+def test_tool_count_sweep_names_the_trial_that_differs():
+    ns = solution("02_tool_count_sweep")
+    small, ns_small = ("email", "data"), (1, 2, 4, 8)
+    with pytest.raises(AssertionError, match="at least two domains"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), ns_small, None))
+    with pytest.raises(AssertionError, match=r"Every N must be from 1 to 9"):
+        run(tool_count_sweep.check(ns["subset_sweep"], small, (1, 2, 4, 30), None))
+
+    async def whole_world(domains, n_values):  # the subset's queries, but every demo tool shown
+        from harness.cliff import provider_chooser, selection_accuracy_sweep
+        from harness.demo import CONFUSABLE_PAIRS
+        from harness.providers.offline import OfflineModel
+
+        queries = [q for q in load_demo_queries() if q.domain in domains]
+        return await selection_accuracy_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, ns=n_values,
+                                              seeds=(0, 1, 2), confusable_pairs=CONFUSABLE_PAIRS)
+
+    with pytest.raises(AssertionError, match=r"your sweep showed [\d,]+ schema tokens; the reference shows"):
+        run(tool_count_sweep.check(whole_world, small, ns_small, None))
+    with pytest.raises(AssertionError, match=r"the measured curve falls fastest from N=\d+ to N=\d+"):
+        run(tool_count_sweep.check(ns["subset_sweep"], small, ns_small, (1, 8)))
+
+
+def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
+    points = [Point(3, 800, 0.04), Point(10, 3400, 0.65), Point(15, 5100, 0.65), Point(20, 6800, 0.73), Point(30, 9999, 0.69)]
+    with pytest.raises(AssertionError, match=r"tools_per_turn=15 is beaten by 10"):
+        tune_tools_per_turn.judge_pick(points, 15)
+    with pytest.raises(AssertionError, match=r"tools_per_turn=3 solves 0.04 of the tasks, more than 0.10 below the best"):
+        tune_tools_per_turn.judge_pick(points, 3)
+    assert "within 0.10 of the best success" in tune_tools_per_turn.judge_pick(points, 10)
+    assert "best success per 1,000 tokens" in tune_tools_per_turn.judge_pick([Point(5, 1000, 0.3), Point(20, 9000, 0.9)], 5)
+    with pytest.raises(AssertionError, match="curve is empty"):
+        run(tune_tools_per_turn.check({}, 10, "10"))
+    with pytest.raises(AssertionError, match="REASON should justify"):
+        run(tune_tools_per_turn.check({k: (0.5, 100.0) for k in tune_tools_per_turn.GRID}, 10, "it felt right"))
+
+
+def test_tune_tools_per_turn_rechecks_the_points_a_verdict_rests_on():
+    curve = {k: (0.9 if k == 5 else 0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID}  # an invented curve
+    with pytest.raises(AssertionError, match=r"Your curve has success 0.900 and 5,000 schema tokens at tools_per_turn=5; the reference"):
+        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.9"))
+
+
+def test_design_must_include_holds_pins_to_the_budget_and_the_bar():
+    with pytest.raises(AssertionError, match=r"Your pins cost 5,938 schema tokens on every turn, more than 10%"):
+        run(design_must_include.check(lambda catalog: catalog.all_names()))
+    with pytest.raises(AssertionError, match="names 'read_files', which is not a tool"):
+        run(design_must_include.check(lambda catalog: ["read_files"]))
+    with pytest.raises(AssertionError, match=r"Your pins solve 0 of the 12 openers and pivots .*\(list_available_tools solves opener-01"):
+        run(design_must_include.check(lambda catalog: ["read_file"]))
+
+
+def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
+    ns = solution("05_query_classifier")
+    with pytest.raises(AssertionError, match=r"it routed \"What's the git status\?\" to files \(expected git\)"):
+        query_classifier.check(lambda text: "files", ns["classified_query"])
+    with pytest.raises(AssertionError, match="returned 'code'; return one of files"):
+        query_classifier.check(lambda text: "code", ns["classified_query"])
+    from harness.queries import query_from_transcript
+
+    with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.000\): beat it on both"):
+        query_classifier.check(ns["classify"], query_from_transcript)
+
+
+SAFE = r"[^A-Za-z0-9_]"
+
+
+@pytest.mark.parametrize("scheme, message", [
+    (lambda s, t, ids: f"{s}__{t}", r"'example-server__fetch' \(for example-server/fetch\) has characters outside"),
+    (lambda s, t, ids: re.sub(SAFE, "_", f"{s}__{t}"), r"is 88 characters long; the limit is 64"),
+    (lambda s, t, ids: re.sub(SAFE, "_", t), r"'read_file' names both filesystem/read_file and workspace/read_file"),
+    (lambda s, t, ids: f"t{sorted(ids).index((s, t))}", r"does not show the tool's own name 'read_file'"),
+    (lambda s, t, ids: re.sub(SAFE, "_", f"{s}__{t}")[:50] + f"_{ids.index((s, t))}",
+     r"for one order of the identities and .* for another"),
+    (lambda s, t, ids: f"n{len(ids)}_" + NameTable(ids).name(s, t).removeprefix("mcp__"),
+     r"Adding calendar/create_event, which collides with nothing, renamed filesystem/read_file"),
+])
+def test_name_collisions_names_the_property_broken(scheme, message):
+    with pytest.raises(AssertionError, match=message):
+        name_collisions.check(scheme)
+
+
+def test_name_collisions_accepts_the_harness_name_table():
+    verdict = name_collisions.check(lambda s, t, ids: NameTable(ids).name(s, t))
+    assert verdict.endswith(f"{len(name_collisions.IDENTITIES)} of {len(name_collisions.IDENTITIES)} equal harness.mcp.names.NameTable's.")
+
+
+def test_deferral_threshold_checks_the_cost_and_the_pick():
+    ns = solution("07_deferral_threshold")
+    sessions, tasks = demo_sessions()
+    with pytest.raises(AssertionError, match=r"session_cost on '3 domains' at threshold 1,000, limit 3 gives 0 tokens"):
+        deferral_threshold.check(lambda *args: (0, 0), ns["choose_setting"], sessions, tasks)
+    with pytest.raises(AssertionError, match=r"solves \d+ of \d+ tasks, fewer than the \d+ \(90%\) asked for"):
+        deferral_threshold.check(ns["session_cost"], lambda results: (1_000, 1), sessions, tasks)
+    with pytest.raises(AssertionError, match=r"more than 1.5× the cheapest setting that solves 90%"):
+        deferral_threshold.check(ns["session_cost"], lambda results: (50_000, 1), sessions, tasks)
+    results = {(1, 1): (100, 9), (1, 2): (100, 10), (2, 1): (300, 10)}
+    with pytest.raises(AssertionError, match=r"beaten by threshold 1 with limit 2"):
+        deferral_threshold.judge(results, (1, 1), 10)
+    with pytest.raises(AssertionError, match="No task needs a tool"):
+        deferral_threshold.check(ns["session_cost"], ns["choose_setting"], sessions, [("do something", "no_such_tool")])
+
+
+def test_every_grader_module_names_its_exercise_and_chapter():
+    import harness.grading as grading
+
+    for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
+                   query_classifier, name_collisions, deferral_threshold):
+        doc = module.__doc__ or ""
+        name = next(n for n, m in GRADERS.items() if m == module.__name__.rsplit(".", 1)[1])
+        assert f"exercises/{name}.ipynb" in doc and re.search(r"Chapter \d", doc), module.__name__
+    assert all(m in grading.__doc__ for m in GRADERS.values())
