@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol, Sequence
 
-from harness.retrieval.datasets import (  # noqa: F401  (re-exported: the chapter's one import)
+from harness.retrieval.datasets import (  # re-exported: a chapter needs only this module
     DATASETS,
     data_dir,
     dataset_dir,
@@ -29,7 +29,13 @@ from harness.retrieval.datasets import (  # noqa: F401  (re-exported: the chapte
     missing_data_note,
     step_queries,
 )
-from harness.retrieval.records import CatalogTool, Query  # noqa: F401
+from harness.retrieval.records import CatalogTool, Query
+
+__all__ = [
+    "DATASETS", "CatalogTool", "Miss", "Outcome", "Query", "Ranker", "Report", "complete_at_k", "data_dir",
+    "dataset_dir", "demo_dataset", "download", "evaluate", "hit_at_k", "load_queries", "load_tools",
+    "missing_data_note", "ndcg_at_k", "recall_at_k", "reciprocal_rank", "step_queries",
+]
 
 
 class Ranker(Protocol):

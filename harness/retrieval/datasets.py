@@ -208,8 +208,7 @@ def demo_dataset() -> tuple[list[CatalogTool], list[Query]]:
     from harness.demo import demo_tools, load_demo_queries  # written alongside; imported only when asked
 
     tools = [CatalogTool.from_tool(t) for t in demo_tools()]
-    queries = [Query(qid=str(getattr(q, "qid", "") or f"demo-{i}"), query=q.query, gold=tuple(q.gold))
-               for i, q in enumerate(load_demo_queries())]
+    queries = [Query(qid=q.qid, query=q.query, gold=tuple(q.gold)) for q in load_demo_queries()]
     return tools, queries
 
 

@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import os
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -59,22 +60,41 @@ def _load_model() -> Any:
 
 
 class Encoder:
-    """all-MiniLM-L6-v2 on CPU; counts what it encodes (so tests can prove the cache works)."""
+    """all-MiniLM-L6-v2 on CPU; counts what it encodes (so tests can prove the cache works).
+
+    An agent re-asks the same query turn after turn, so the last ``remember`` query texts keep
+    their vectors in memory (``remember=0`` turns that off).
+    """
 
     model_name = MODEL_NAME
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, remember: int = 256) -> None:
         self.batch_size = batch_size
+        self.remember = remember
         self.texts_encoded = 0
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+    def _model_encode(self, texts: list[str]) -> np.ndarray:
         self.texts_encoded += len(texts)
+        vectors = _load_model().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+    def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (recent texts come from memory)."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        vectors = _load_model().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                       convert_to_numpy=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        if not cache or self.remember <= 0:
+            return self._model_encode(list(texts))
+        missing = [t for t in dict.fromkeys(texts) if t not in self._recent]
+        if missing:
+            self._recent.update(zip(missing, self._model_encode(missing)))
+        for t in texts:
+            self._recent.move_to_end(t)
+        rows = np.stack([self._recent[t] for t in texts])
+        while len(self._recent) > self.remember:
+            self._recent.popitem(last=False)
+        return rows
 
 
 def default_cache_dir() -> Path:
@@ -118,13 +138,17 @@ def cache_key(t: CatalogTool, model: str, document: Callable[[CatalogTool], str]
 
 
 def embed_tools(tools: Sequence[CatalogTool], encoder: Encoder, cache: EmbeddingCache,
-                document: Callable[[CatalogTool], str] = embedding_text) -> np.ndarray:
-    """Each tool's vector, from the cache where it is there and from the encoder (then cached) where not."""
+                document: Callable[[CatalogTool], str] = embedding_text, chunk: int = 64) -> np.ndarray:
+    """Each tool's vector, from the cache where it is there and from the encoder (then cached) where not.
+
+    New vectors are cached ``chunk`` at a time, so an interrupted first run keeps what it embedded.
+    """
     keys = [cache_key(t, encoder.model_name, document) for t in tools]
     vectors = {key: cache.get(key) for key in dict.fromkeys(keys)}  # identical definitions load once
-    todo = {key: tools[i] for i, key in enumerate(keys) if vectors[key] is None}
-    if todo:
-        for key, vector in zip(todo, encoder.encode([document(t) for t in todo.values()])):
+    todo = list({key: tools[i] for i, key in enumerate(keys) if vectors[key] is None}.items())
+    for start in range(0, len(todo), chunk):
+        part = todo[start:start + chunk]
+        for (key, _), vector in zip(part, encoder.encode([document(t) for _, t in part], cache=False)):
             cache.put(key, vector)
             vectors[key] = vector
     return np.vstack([vectors[key] for key in keys]) if keys else np.zeros((0, 384), dtype=np.float32)

@@ -32,7 +32,7 @@ def tool_fields(t: CatalogTool) -> dict[str, str]:
     """The text of each field of a tool."""
     return {
         "name": t.name,
-        "server": " ".join(filter(None, {t.server, str(t.extra.get("server_title", ""))})),
+        "server": " ".join(dict.fromkeys(filter(None, (t.server, str(t.extra.get("server_title", "")))))),
         "description": t.description,
         "parameters": " ".join(f"{n} {d}" for n, d in t.parameters),
         "server_description": t.server_description,
@@ -46,8 +46,7 @@ class FieldedBM25:
 
     def __init__(self, tools: Sequence[CatalogTool], *, weights: Mapping[str, float] = DEFAULT_WEIGHTS,
                  verb_weight: float = 0.3, synonym_weight: float = 0.5, expand_abbreviations: bool = True,
-                 exact_names: bool = True,
-                 k1: float = 1.2, b: float = 0.75) -> None:
+                 exact_names: bool = True, k1: float = 1.2, b: float = 0.75) -> None:
         if not tools:
             raise ValueError("A retriever needs at least one tool; the catalog is empty.")
         unknown = set(weights) - set(DEFAULT_WEIGHTS)

@@ -9,7 +9,8 @@ logged queries by BM25 and the tools those needed get their votes (weighted by s
 The votes are fused with the catalog retriever by RRF, so a tool the log has never seen can
 still be found. "Training" is indexing the log: seconds on a CPU. It is only honest when
 evaluated on queries it never saw: :func:`folds` splits a log into k folds by a hash of each
-query id, stable across runs and machines.
+query id, stable across runs and machines. The defaults (20 neighbours, the log's list
+weighted 2:1) come from nine settings tried on a sample of fold 0.
 """
 from __future__ import annotations
 

@@ -40,16 +40,17 @@ _EXPANSIONS = {abbr: tokenize(long) for abbr, long in ABBREVIATIONS.items()}
 #: Everyday action words → the words tool names and descriptions use for them (added to queries only).
 ACTION_SYNONYMS: dict[str, str] = {
     "save": "write file", "store": "write save", "persist": "write save", "record": "write save",
-    "show": "get display", "display": "show get", "fetch": "get retrieve", "retrieve": "get fetch",
-    "obtain": "get", "find": "search", "lookup": "search", "look": "search", "query": "search",
-    "make": "create", "generate": "create", "build": "create", "new": "create",
+    "show": "display", "display": "show", "fetch": "retrieve", "retrieve": "fetch", "obtain": "retrieve",
+    "find": "search", "lookup": "search", "look": "search", "query": "search",
+    "generate": "create", "build": "create", "new": "create",
     "remove": "delete", "erase": "delete", "modify": "update edit", "change": "update edit", "edit": "update",
-    "write": "save", "read": "open get", "open": "read", "draw": "chart plot", "plot": "chart", "chart": "plot",
+    "write": "save", "read": "open", "open": "read", "draw": "chart plot", "plot": "chart", "chart": "plot",
     "latest": "recent current", "today": "current date", "current": "latest", "recent": "latest",
     "trending": "trend hot popular", "popular": "trending hot", "hot": "trending popular",
     "summary": "summarize", "summarize": "summary", "analyze": "analysis", "analysis": "analyze",
     "report": "document", "convert": "transform", "translate": "convert",
 }
+# (no stop words here: "get" and "make" never reach an index, see harness.text.STOP_WORDS)
 _SYNONYMS = {stem(word): tokenize(alternatives) for word, alternatives in ACTION_SYNONYMS.items()}
 
 
@@ -71,11 +72,16 @@ def leading_verbs(tools: Iterable[CatalogTool], min_share: float = 0.02, min_too
     """Terms that open at least ``min_share`` of the catalog's tool names (and ``min_tools`` of them).
 
     In an MCP catalog that is get, list, create, search, …; in another catalog it is whatever
-    that catalog's names start with. Counted from the names only, never from queries.
+    that catalog's names start with. A leading word that is the tool's server (``git_log`` on
+    ``git``) is a namespace, not a verb, and is not counted. Counted from names, never queries.
     """
-    names = [split_identifier(t.name) for t in tools]
-    counts = Counter(stem(parts[0]) for parts in names if len(parts) > 1)
-    floor = max(min_tools, min_share * len(names))
+    tools = list(tools)
+    counts: Counter[str] = Counter()
+    for t in tools:
+        parts = split_identifier(t.name)
+        if len(parts) > 1 and parts[0] not in split_identifier(t.server):
+            counts[stem(parts[0])] += 1
+    floor = max(min_tools, min_share * len(tools))
     return {verb: n for verb, n in counts.items() if n >= floor}
 
 

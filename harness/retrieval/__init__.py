@@ -1,0 +1,8 @@
+"""Tool retrieval beyond plain BM25: one interface, many rankers, measured on public data.
+
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``). Every retriever is built from a
+catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers
+``rank(query, k=None) -> list[str]`` (tool ids, best first), so :func:`harness.eval.evaluate`
+and ``python -m harness.bench`` compare them on equal terms. Modules are imported directly
+(``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load torch only when asked.
+"""
