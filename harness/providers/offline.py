@@ -177,8 +177,7 @@ class OfflineModel:
         if choice.tool is None:
             return None, {}
         t = next(t for t in tools if t.name == choice.tool)
-        return t.name, fill_arguments(request, t.input_schema, tool_words=_words(t.name), previous_result=previous_result,
-                                      context=context, tool_text=t.search_text)
+        return t.name, _arguments(request, t, previous_result, context)
 
     # --- a turn ------------------------------------------------------------------------------
 
@@ -237,15 +236,19 @@ class OfflineModel:
         if shown is None and choice.tool is not None and searched:
             shown = by_name[choice.tool]  # searched, found nothing better: the loose fit it is
         if shown is not None:
-            return _call(n_calls, shown.name, fill_arguments(step, shown.input_schema, tool_words=_words(shown.name),
-                                                             previous_result=previous, context=context,
-                                                             tool_text=shown.search_text))
+            return _call(n_calls, shown.name, _arguments(step, shown, previous, context))
         if discovery and not searched:
             return _call(n_calls, discovery.name, _discovery_args(discovery, step))
         return _say(f"I don't have a tool that can do this: '{step}'.")
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+def _arguments(step: str, t: Tool, previous: str | None, context: str) -> dict:
+    """Arguments for ``t`` from the step, what the user said before it, and the previous result."""
+    return fill_arguments(step, t.input_schema, tool_words=_words(t.name), previous_result=previous,
+                          context=context, tool_text=t.search_text)
+
 
 def _say(text: str) -> Message:
     return Message("assistant", [TextBlock(text)])
