@@ -4,7 +4,7 @@ from conftest import run
 from harness.agent import arun
 from harness.catalog import ToolCatalog
 from harness.discovery import ToolSearch, discovery_tool
-from harness.messages import Message, TextBlock, ToolCall
+from harness.messages import Message, ToolCall
 from harness.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
 from harness.queries import query_from_user_message

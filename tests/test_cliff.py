@@ -1,8 +1,8 @@
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from conftest import run
-from harness.cliff import (AccuracyPoint, Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
+from harness.cliff import (Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
                            provider_chooser, schema_token_curve, selection_accuracy_sweep, steepest_drop, tools_for_trial)
 from harness.providers.offline import OfflineModel
 from harness.tokens import tool_tokens

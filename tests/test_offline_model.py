@@ -1,7 +1,5 @@
-import pytest
-
 from conftest import run
-from harness.messages import Message, ToolCall, ToolResult, Transcript
+from harness.messages import Message, ToolResult, Transcript
 from harness.providers.offline import OfflineModel, read_fully, split_steps
 from harness.providers.offline_args import extract, fill_arguments
 from harness.tools import Tool
