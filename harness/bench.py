@@ -7,7 +7,8 @@ Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), whose numbers it r
 Rows are retriever × dataset: the demo world; LiveMCPBench as whole tasks and as single steps
 (steps carry their task's gold, so only Hit@k and MRR are shown for them — see
 :func:`harness.retrieval.datasets.step_queries`); ToolLens train in 5 folds by query-id hash,
-a fixed sample per held-out fold, with the learned retriever trained only on the other folds;
+a fixed sample per held-out fold, with the learned retriever trained only on the other folds
+(the usage prior is cross-validated the same way on LiveMCPBench's tasks);
 and latency rows at 500, 2,797 (MCP-Zero) and ~28,000 tools (MCP-Zero copied under renamed
 ids). Index build times are measured with a warm embedding cache (the first run embeds each
 catalog once). Quality is measured with every query embedded up front in batches (same vectors,
@@ -40,6 +41,7 @@ from harness.retrieval.learned import QueryLogRetriever, folds
 from harness.retrieval.records import CatalogTool, Query
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
+from harness.retrieval.usage import UsagePriorRetriever
 from harness.tokens import tool_tokens
 
 Factory = Callable[[Sequence[CatalogTool], Encoder], Retriever]
@@ -134,6 +136,19 @@ def bench_dataset(tools: Sequence[CatalogTool], query_sets: dict[str, list[Query
     return rows
 
 
+def cross_validated(tools: Sequence[CatalogTool], splits: Sequence[tuple[list[Query], list[Query]]],
+                    learn: Callable[[list[Query]], Retriever], dataset: str, k: int) -> Row:
+    """A learned retriever trained on each split's log and evaluated on its held-out queries only."""
+    outcomes, build, name = [], 0.0, ""
+    for train, test in (split for split in splits if split[1]):  # a small set can leave a fold empty
+        start = time.perf_counter()
+        learned = learn(train)
+        build += time.perf_counter() - start
+        name = learned.name
+        outcomes += evaluate(learned, test).outcomes
+    return quality_row(dataset, name, Report(name, (1, 5, 10), outcomes), tools, build / len(splits), k)
+
+
 def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories: dict[str, Factory],
                    per_fold: int, k: int, dense: bool, latency_n: int, seed: int = 0) -> list[Row]:
     """ToolLens in 5 folds by qid hash: a seeded sample of each held-out fold; the learned
@@ -146,15 +161,21 @@ def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories
     held_out = [q for _, test in splits for q in test]
     rows = bench_dataset(tools, {"toollens-heldout": held_out}, factories, k, dense, latency_n)
     base = FieldedBM25(tools)
-    outcomes, build = [], 0.0
-    for train, test in splits:
-        start = time.perf_counter()
-        learned = QueryLogRetriever(train, base)
-        build += time.perf_counter() - start
-        outcomes += evaluate(learned, test).outcomes
-    report = Report(QueryLogRetriever.name, (1, 5, 10), outcomes)
-    rows.append(quality_row("toollens-heldout", QueryLogRetriever.name, report, tools, build / 5, k))
+    rows.append(cross_validated(tools, splits, lambda log: QueryLogRetriever(log, base), "toollens-heldout", k))
     return rows
+
+
+def bench_usage(tools: Sequence[CatalogTool], queries: list[Query], dense: bool, k: int,
+                latency_n: int = 10) -> Row:
+    """LiveMCPBench tasks in 5 folds by qid hash: the usage prior learned from four, tested on the fifth
+    (latency: the first ``latency_n`` tasks again, each embedded on its own)."""
+    encoder = bench_encoder([q.query for q in queries], dense)
+    base = TaskRetriever(tools, dense=DenseRetriever(tools, encoder=encoder)) if dense else FieldedBM25(tools)
+    splits = [folds(queries, fold) for fold in range(5)]
+    row = cross_validated(tools, splits, lambda log: UsagePriorRetriever(log, base), "livemcp-task", k)
+    timing = live_latency(UsagePriorRetriever(queries, base), queries, encoder, latency_n)
+    row.p50_ms, row.p95_ms = timing.latency_ms(50), timing.latency_ms(95)
+    return row
 
 
 def scaled(tools: Sequence[CatalogTool], copies: int) -> list[CatalogTool]:
@@ -228,6 +249,7 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print) -> 
         step_texts = [q.query for q in steps]
         say(f"livemcpbench: {len(tools)} tools, {len(queries)} tasks, {len(steps)} steps")
         rows += bench_dataset(tools, {"livemcp-task": queries, "livemcp-step": steps}, factories, k, dense, latency_n)
+        rows.append(bench_usage(tools, queries, dense, k, latency_n))
     else:
         skipped.append(missing_data_note("livemcpbench"))
     folder = dataset_dir("toollens_train")

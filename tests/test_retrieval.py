@@ -18,6 +18,7 @@ from harness.retrieval.hybrid import HybridRetriever, rrf
 from harness.retrieval.learned import QueryLogRetriever, fold_of, folds
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
+from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
 from harness.retrieval.terms import ACTION_SYNONYMS, exact_name_matches, expand, leading_verbs, name_index, synonyms
 from harness.text import tokenize
 
@@ -224,6 +225,40 @@ def test_query_log_learns_from_past_queries_only():
     assert check_retriever(r) > random_recall_at_5() + 0.2
 
 
+def test_usage_prior_counts_slots_and_skips_unknown_tools():
+    log = [Query("a", "x", ("files/write_file", "git/git_log"), (("files/write_file",), ("git/git_log",))),
+           Query("b", "y", ("files/write_file", "notes/create_note"), (("files/write_file", "notes/create_note"),)),
+           Query("c", "z", ("gone/tool",))]
+    prior = dict(zip(IDS, usage_prior(IDS, log)))
+    assert prior["files/write_file"] == 1.0  # 1 + ½ uses: the most used
+    assert prior["git/git_log"] == pytest.approx(np.log1p(1) / np.log1p(1.5))
+    assert prior["notes/create_note"] == pytest.approx(np.log1p(0.5) / np.log1p(1.5))
+    assert sum(v > 0 for v in prior.values()) == 3
+    assert not usage_prior(IDS, [Query("c", "z", ("gone/tool",))]).any()
+
+
+def test_interleave_keeps_the_head_then_alternates():
+    assert interleave(list("abcdefg"), list("xyazb"), 3, 2) == list("abcdxeyfzg")
+    assert interleave(list("ab"), list("xyz"), 3, 2) == list("abxyz")  # a list that runs out hands over
+    assert interleave(list("abc"), list("cba"), 0, 1) == list("cba")
+
+
+def test_usage_prior_fills_the_lower_places_only():
+    base = FieldedBM25(CATALOG)
+    log = [Query(str(i), "a task", ("files/write_file",)) for i in range(5)]
+    r = UsagePriorRetriever(log, base)
+    assert r.name == "bm25-fielded+usage"
+    query = "draw a chart of the weather"
+    assert "files/write_file" not in base.rank(query)
+    assert r.rank(query, 4) == base.rank(query, 4)  # the head, then a place by relevance
+    assert r.rank(query) == base.rank(query, 4) + ["files/write_file", *base.rank(query)[4:]]
+    check_retriever(r)
+    with pytest.raises(ValueError, match="usage log is empty"):
+        UsagePriorRetriever([], base)
+    with pytest.raises(ValueError, match="every ≥ 1"):
+        UsagePriorRetriever(log, base, every=0)
+
+
 def test_clauses():
     assert clauses("Read the sales sheet, plot it by month and save the chart. Then email it.") == [
         "Read the sales sheet", "plot it by month", "save the chart.", "Then email it."]
@@ -261,6 +296,16 @@ def test_embedding_cache_is_keyed_by_definition(encoder, tmp_path):
     DenseRetriever(renamed, encoder=encoder, cache=cache)
     assert encoder.texts_encoded - before == 1  # only the changed tool
     assert len(list(tmp_path.rglob("*.npy"))) == len(CATALOG) + 1
+
+
+def test_numpy_forward_gives_the_library_vectors(encoder):
+    texts = ["find the cheapest train from Beijing to Shanghai next Wednesday",
+             "Generate a research summary for NCT04280705 and save it as Markdown to /root/markdown/x.md.",
+             "天气", "x" * 3000]  # the last is truncated at the model's 256 tokens, as the library does
+    library = Encoder(one_by_one=0).encode(texts, cache=False)
+    numpy_path = Encoder(one_by_one=8).encode(texts, cache=False)
+    assert library.shape == numpy_path.shape == (4, 384) and numpy_path.dtype == np.float32
+    assert np.abs(library - numpy_path).max() < 1e-5
 
 
 def test_dense_vectors_are_unit_length(dense):
@@ -309,3 +354,20 @@ def test_bench_rows_and_table_on_the_synthetic_catalog():
     assert len(printed.splitlines()) == 2 + len(rows)
     bigger = scaled(CATALOG, 3)
     assert len({t.id for t in bigger}) == 3 * len(CATALOG) and bigger[len(CATALOG)].name == CATALOG[0].name
+
+
+def test_bench_usage_row_is_cross_validated():
+    from harness.bench import bench_usage
+
+    tasks = [Query(f"t{i}", text, gold) for i, (text, gold) in enumerate([
+        ("commit history, then save it to log.txt", ("git/git_log", "files/write_file")),
+        ("weather in Oslo, saved to oslo.txt", ("weather/get_forecast", "files/write_file")),
+        ("the lyrics of that song, into lyrics.txt", ("music/get_lyrics", "files/write_file")),
+        ("list the database tables into tables.txt", ("db/list_tables", "files/write_file")),
+        ("bar chart of sales, written to chart.txt", ("chart/generate_bar_chart", "files/write_file")),
+        ("download example.org to page.txt", ("web/fetch_url", "files/write_file")),
+    ])]
+    row = bench_usage(CATALOG, tasks, dense=False, k=5)
+    assert (row.dataset, row.retriever, row.n_queries) == ("livemcp-task", "bm25-fielded+usage", len(tasks))
+    plain = evaluate(FieldedBM25(CATALOG), tasks)
+    assert row.metrics["R@5"] > plain.recall(5)  # write_file, never named, was used by the other folds' tasks

@@ -38,3 +38,9 @@ def top_ids(ids: Sequence[str], scores: np.ndarray, k: int | None, *, candidates
         idx, vals = idx[keep], vals[keep]
     order = np.lexsort((idx, -vals))
     return [ids[i] for i in idx[order[:k]]]
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """Scores rescaled to 0–1 (all 0 when they are all equal), so unlike scorers can be added."""
+    lo, hi = float(scores.min()), float(scores.max())
+    return (scores - lo) / (hi - lo) if hi > lo else np.zeros_like(scores)

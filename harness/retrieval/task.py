@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, top_ids
+from harness.retrieval.base import check_k, min_max, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -36,11 +36,6 @@ _CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s*(?:and\s+|then\s+)?|\s+(?:and then|the
 def clauses(text: str, min_words: int = 2) -> list[str]:
     """The task's sentences and clauses (split at . ! ? ; , and 'then'/'and' before a word)."""
     return [p.strip() for p in _CLAUSE.split(text) if p and len(p.split()) >= min_words]
-
-
-def min_max(scores: np.ndarray) -> np.ndarray:
-    lo, hi = float(scores.min()), float(scores.max())
-    return (scores - lo) / (hi - lo) if hi > lo else np.zeros_like(scores)
 
 
 class TaskRetriever:
