@@ -21,10 +21,11 @@ import numpy as np
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """NumPy has no erf; torch (already loaded with the model) computes it in place of SciPy."""
-    import torch
-
-    return torch.special.erf(torch.from_numpy(x)).numpy()
+    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26): NumPy has none, and calling torch's
+    here let its threads and BLAS's spin against each other on two cores (56 ms a query, not 13)."""
+    t = 1 / (1 + np.float32(0.3275911) * np.abs(x))
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return np.sign(x) * (1 - poly.astype(np.float32) * np.exp(-x * x))
 
 
 def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:

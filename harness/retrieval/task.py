@@ -73,8 +73,12 @@ class TaskRetriever:
         np.maximum.at(best, self._server_of, fused)
         return fused + self.server_weight * best[self._server_of]
 
+    def exact_matches(self, query: str) -> list[str]:
+        """Ids of tools the query names exactly (they are ranked first)."""
+        return self.lexical.exact_matches(query)
+
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
-        exact = self.lexical.exact_matches(query)
+        exact = self.exact_matches(query)
         ranked = top_ids(self.ids, self.scores(query), None, positive_only=False)
         return (exact + [i for i in ranked if i not in exact])[:k]

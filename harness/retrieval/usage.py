@@ -32,7 +32,7 @@ class Scorer(Protocol):
 
     def scores(self, query: str) -> np.ndarray: ...
 
-    def rank(self, query: str, k: int | None = None) -> list[str]: ...
+    def exact_matches(self, query: str) -> list[str]: ...
 
 
 def usage_prior(ids: Sequence[str], log: Iterable[Query]) -> np.ndarray:
@@ -84,6 +84,8 @@ class UsagePriorRetriever:
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
-        relevant = self.base.rank(query)
-        boosted = top_ids(self.base.ids, min_max(self.base.scores(query)) + self.weight * self.prior, None)
+        scores = self.base.scores(query)  # once: for hybrid bases this embeds the query
+        exact = self.base.exact_matches(query)
+        relevant = exact + [i for i in top_ids(self.base.ids, scores, None) if i not in exact]
+        boosted = top_ids(self.base.ids, min_max(scores) + self.weight * self.prior, None)
         return interleave(relevant, boosted, self.head, self.every)[:k]
