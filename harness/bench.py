@@ -140,13 +140,14 @@ def cross_validated(tools: Sequence[CatalogTool], splits: Sequence[tuple[list[Qu
                     learn: Callable[[list[Query]], Retriever], dataset: str, k: int) -> Row:
     """A learned retriever trained on each split's log and evaluated on its held-out queries only."""
     outcomes, build, name = [], 0.0, ""
-    for train, test in (split for split in splits if split[1]):  # a small set can leave a fold empty
+    used = [split for split in splits if split[1]]  # a small set can leave a fold empty
+    for train, test in used:
         start = time.perf_counter()
         learned = learn(train)
         build += time.perf_counter() - start
         name = learned.name
         outcomes += evaluate(learned, test).outcomes
-    return quality_row(dataset, name, Report(name, (1, 5, 10), outcomes), tools, build / len(splits), k)
+    return quality_row(dataset, name, Report(name, (1, 5, 10), outcomes), tools, build / len(used), k)
 
 
 def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories: dict[str, Factory],

@@ -40,6 +40,12 @@ def top_ids(ids: Sequence[str], scores: np.ndarray, k: int | None, *, candidates
     return [ids[i] for i in idx[order[:k]]]
 
 
+def exact_first(exact: Sequence[str], ranked: Sequence[str]) -> list[str]:
+    """Tools the query names exactly, then the ranking without them (a user who types a name wants it first)."""
+    named = set(exact)
+    return [*exact, *(i for i in ranked if i not in named)]
+
+
 def min_max(scores: np.ndarray) -> np.ndarray:
     """Scores rescaled to 0–1 (all 0 when they are all equal), so unlike scorers can be added."""
     lo, hi = float(scores.min()), float(scores.max())

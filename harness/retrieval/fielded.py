@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, top_ids
+from harness.retrieval.base import check_k, exact_first, top_ids
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
 from harness.retrieval.terms import exact_name_matches, expand, leading_verbs, name_index, synonyms
@@ -99,4 +99,4 @@ class FieldedBM25:
         exact = self.exact_matches(query)
         scores, candidates = self.scores_and_candidates(query)
         ranked = top_ids(self.ids, scores, None, candidates=candidates)
-        return (exact + [i for i in ranked if i not in exact])[:k]
+        return exact_first(exact, ranked)[:k]

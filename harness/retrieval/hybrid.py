@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from harness.retrieval.base import Retriever, check_k
+from harness.retrieval.base import Retriever, check_k, exact_first
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -51,4 +51,4 @@ class HybridRetriever:
         check_k(k)
         fused = rrf([self.lexical.rank(query, self.depth), self.dense.rank(query, self.depth)], self.k)
         exact = self.lexical.exact_matches(query) if isinstance(self.lexical, FieldedBM25) else []
-        return (exact + [i for i in fused if i not in exact])[:k]
+        return exact_first(exact, fused)[:k]

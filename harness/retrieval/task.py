@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, min_max, top_ids
+from harness.retrieval.base import check_k, exact_first, min_max, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -81,4 +81,4 @@ class TaskRetriever:
         check_k(k)
         exact = self.exact_matches(query)
         ranked = top_ids(self.ids, self.scores(query), None, positive_only=False)
-        return (exact + [i for i in ranked if i not in exact])[:k]
+        return exact_first(exact, ranked)[:k]

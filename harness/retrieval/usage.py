@@ -22,7 +22,7 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, min_max, top_ids
+from harness.retrieval.base import check_k, exact_first, min_max, top_ids
 from harness.retrieval.records import Query
 
 
@@ -86,6 +86,6 @@ class UsagePriorRetriever:
         check_k(k)
         scores = self.base.scores(query)  # once: for hybrid bases this embeds the query
         exact = self.base.exact_matches(query)
-        relevant = exact + [i for i in top_ids(self.base.ids, scores, None) if i not in exact]
+        relevant = exact_first(exact, top_ids(self.base.ids, scores, None))
         boosted = top_ids(self.base.ids, min_max(scores) + self.weight * self.prior, None)
         return interleave(relevant, boosted, self.head, self.every)[:k]
