@@ -29,7 +29,7 @@ def doctor_lines() -> list[str]:
     from harness.providers.default import key_source
     from harness.retrieval.datasets import DATASETS, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
-    from harness.tokens import count_text, tiktoken_cache_dir
+    from harness.tokens import count_text
 
     lines = [f"Python {platform.python_version()} on {platform.system()} {platform.machine()}"]
     lines += [f"  {p:<13} {_version(p)}" for p in PACKAGES]
@@ -37,7 +37,7 @@ def doctor_lines() -> list[str]:
         n = count_text("Counting tokens offline with the real tiktoken.")
         lines.append(f"Token counting: real tiktoken cl100k_base, offline ({n} tokens in the test sentence)")
     except Exception as exc:  # report, don't crash: this is a diagnosis
-        lines.append(f"Token counting: FAILED ({exc}); cache folder {tiktoken_cache_dir()!r}")
+        lines.append(f"Token counting: FAILED ({exc})")
     source = key_source()
     lines.append("Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
                  else f"Model: Claude via the Anthropic API (key from {source}; never printed)")

