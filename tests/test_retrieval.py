@@ -298,16 +298,6 @@ def test_embedding_cache_is_keyed_by_definition(encoder, tmp_path):
     assert len(list(tmp_path.rglob("*.npy"))) == len(CATALOG) + 1
 
 
-def test_numpy_forward_gives_the_library_vectors(encoder):
-    texts = ["find the cheapest train from Beijing to Shanghai next Wednesday",
-             "Generate a research summary for NCT04280705 and save it as Markdown to /root/markdown/x.md.",
-             "天气", "x" * 3000]  # the last is truncated at the model's 256 tokens, as the library does
-    library = Encoder(one_by_one=0).encode(texts, cache=False)
-    numpy_path = Encoder(one_by_one=8).encode(texts, cache=False)
-    assert library.shape == numpy_path.shape == (4, 384) and numpy_path.dtype == np.float32
-    assert np.abs(library - numpy_path).max() < 1e-5
-
-
 def test_dense_vectors_are_unit_length(dense):
     assert dense.matrix.shape == (len(CATALOG), 384)
     assert np.allclose(np.linalg.norm(dense.matrix, axis=1), 1.0, atol=1e-5)

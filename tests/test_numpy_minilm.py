@@ -1,0 +1,59 @@
+"""The NumPy forward pass gives sentence-transformers' vectors, and refuses weights that are not upstream's."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.retrieval import numpy_minilm
+from harness.retrieval.dense import Encoder, dense_available, dense_unavailable_reason
+
+REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
+
+
+def test_numpy_vectors_equal_the_librarys_reference_vectors():
+    """Reference vectors were computed by sentence-transformers (scripts/minilm_reference.py)."""
+    got = Encoder(remember=0).encode(REFERENCE["texts"])
+    want = np.asarray(REFERENCE["vectors"], dtype=np.float32)
+    assert got.shape == want.shape == (len(REFERENCE["texts"]), 384) and got.dtype == np.float32
+    assert np.abs(got - want).max() < 1e-5
+
+
+def test_batches_and_single_texts_agree():
+    """Padding and masking in a batch change nothing: each row is the text's vector alone."""
+    model = numpy_minilm.NumpyMiniLM(numpy_minilm.model_dir())
+    texts = REFERENCE["texts"]
+    batched = model.embed_many(texts, batch_size=4)
+    alone = np.stack([model.embed(t) for t in texts])
+    assert np.abs(batched - alone).max() < 1e-5
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                    reason="sentence-transformers is not installed (the optional reference extra): "
+                           "the stored reference vectors are checked instead")
+def test_numpy_vectors_equal_the_library_live():
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["post the build status to the team channel", "天气", "x" * 3000]
+    library = SentenceTransformer(str(numpy_minilm.model_dir()), device="cpu").encode(texts, normalize_embeddings=True)
+    assert np.abs(Encoder(remember=0).encode(texts) - library).max() < 1e-5
+
+
+def test_weights_that_are_not_upstreams_are_refused(tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(numpy_minilm.model_dir(), folder)
+    with (folder / "config.json").open("a", encoding="utf-8") as f:
+        f.write(" ")
+    with pytest.raises(ValueError, match="not upstream all-MiniLM-L6-v2's file"):
+        numpy_minilm.NumpyMiniLM(folder)
+
+
+def test_a_folder_without_the_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="has no model.safetensors"):
+        numpy_minilm.NumpyMiniLM(tmp_path)
