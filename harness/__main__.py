@@ -26,6 +26,7 @@ def _version(package: str) -> str:
 
 def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
+    from harness.mcp.landscape import default_node_dir
     from harness.providers.default import key_source
     from harness.retrieval.datasets import DATASETS, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
@@ -44,9 +45,9 @@ def doctor_lines() -> list[str]:
     servers = [f"{s} {'yes' if shutil.which(s) or Path(sys.executable).with_name(s).exists() else 'no'}" for s in PYPI_SERVERS]
     lines.append("MCP servers (PyPI): " + ", ".join(servers))
     node = shutil.which("node")
-    modules = Path(__file__).resolve().parent.parent / "mcp_servers" / "node" / "node_modules"
-    lines.append("MCP servers (Node): " + ("installed" if node and modules.is_dir() else
-                 "Node.js not found" if not node else "not installed (run make lab or make test)"))
+    folder = default_node_dir()
+    lines.append("MCP servers (Node): " + ("installed" if node and folder and (folder / "node_modules").is_dir() else
+                 "Node.js not found" if not node else "not installed (run make lab or make test in the workbook)"))
     reason = dense_unavailable_reason()
     lines.append("Embeddings (Chapter 6): " + ("available" if reason is None else f"absent — {reason}"))
     found = [d for d in DATASETS if dataset_dir(d)]

@@ -15,6 +15,14 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """nbval stops each notebook's kernel with SIGKILL, which runs no clean-up: remove the demo
+    sandboxes such killed processes left in the temp folder."""
+    from harness.demo.world import remove_stale_worlds
+
+    remove_stale_worlds()
+
+
 def run(coro):
     """Run a coroutine from a sync test (no pytest-asyncio here)."""
     return asyncio.run(coro)

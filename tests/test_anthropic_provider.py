@@ -41,7 +41,8 @@ def reverse_text(text: str) -> str:
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path):
     """No setting leaks in from the machine: no .env, no key, model or base URL in the environment."""
-    monkeypatch.setattr(settings, "repo_root", lambda: tmp_path)
+    monkeypatch.chdir(tmp_path)  # .env is looked for here and above
+    monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
 

@@ -19,7 +19,8 @@ KEY = "sk-ant-api03-" + "k" * 40 + "Ab12"
 @pytest.fixture
 def repo(monkeypatch, tmp_path) -> Path:
     """A fake repository root with no .env yet, and no ANTHROPIC_* settings in the environment."""
-    monkeypatch.setattr(settings, "repo_root", lambda: tmp_path)
+    monkeypatch.chdir(tmp_path)  # .env is looked for here and above
+    monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
@@ -96,9 +97,14 @@ def test_a_malformed_dotenv_line_is_named_but_not_shown(repo, offline):
     assert "line 2 is not KEY=VALUE" in message and KEY not in message
 
 
-def test_the_real_repository_root_is_found():
-    root = settings.repo_root()
-    assert root is not None and (root / "harness" / "providers" / "default.py").is_file()
+def test_the_env_file_is_found_from_a_folder_below_it(repo, monkeypatch):
+    (repo / ".env").write_text("ANTHROPIC_MODEL=claude-from-env-file\n", encoding="utf-8")
+    (repo / "notebooks").mkdir()
+    monkeypatch.chdir(repo / "notebooks")  # where a chapter's kernel runs
+    assert settings.env_file() == repo / ".env"
+    assert settings.setting("ANTHROPIC_MODEL") == ("claude-from-env-file", ".env")
+    monkeypatch.setenv("HARNESS_ENV_FILE", str(repo / "nowhere.env"))
+    assert settings.env_file() is None
 
 
 def test_the_package_exports_the_providers():

@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import http.server
 import json
+import shutil
 import subprocess
 import threading
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 from conftest import run
 from harness.mcp.client import MCPHub
-from harness.mcp.landscape import NODE_DIR, NODE_SERVERS, STARTUP_TIMEOUT, landscape_config
+from harness.mcp.landscape import NODE_SERVERS, STARTUP_TIMEOUT, default_node_dir, landscape_config
 from harness.mcp.servers import WORKBOOK_SERVERS, workbook_servers_config
 from harness.mcp.status import session_status
 
 PYTHON_SERVERS = ("git", "time", "fetch")
+NODE_DIR = Path(__file__).resolve().parents[1] / "mcp_servers" / "node"  # the tests know the checkout; harness does not
 needs_node = pytest.mark.skipif(not (NODE_DIR / "node_modules").is_dir(),
                                 reason="the Node MCP servers are not installed (npm ci in mcp_servers/node)")
 
@@ -38,6 +41,19 @@ def test_without_node_modules_the_node_servers_are_skipped_in_one_sentence(tmp_p
                               "(run `npm ci` in mcp_servers/not-installed, or scripts/setup.sh full)."]
     with pytest.raises(ValueError, match=r"Unknown workbook server\(s\) \['chat'\]; choose from"):
         workbook_servers_config(("notes", "chat"))
+
+
+def test_the_node_servers_are_found_from_the_working_folder_or_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("HARNESS_NODE_SERVERS", raising=False)
+    monkeypatch.chdir(NODE_DIR.parents[1] / "notebooks")  # where a chapter runs
+    assert default_node_dir() == NODE_DIR
+    monkeypatch.chdir(tmp_path)  # outside any checkout: nothing found, and the landscape says so
+    assert default_node_dir() is None
+    land = landscape_config(tmp_path / "sandbox", include_workbook=False)
+    if shutil.which("node"):
+        assert "mcp_servers/node is not here or above (set HARNESS_NODE_SERVERS" in land.skipped[-1]
+    monkeypatch.setenv("HARNESS_NODE_SERVERS", str(NODE_DIR))
+    assert default_node_dir() == NODE_DIR
 
 
 @needs_node

@@ -26,21 +26,64 @@ from harness.demo import testrunner
 from harness.demo.testrunner import TestOutcome
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
+_PREFIX = "demo-world-"
+_STALE_SWEPT = False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but another user's
+        return True
+    return True
+
+
+def remove_stale_worlds(folder: str | None = None) -> int:
+    """Remove temp sandboxes whose process is gone; return how many.
+
+    A world's folder is removed when the world is collected or its process exits normally, but a
+    killed process (a notebook kernel stopped with SIGKILL, as nbval stops its kernels) runs no
+    clean-up. Each temp sandbox carries its process id in its name, so whoever comes next removes
+    the folders of processes that no longer exist.
+    """
+    folder = folder or tempfile.gettempdir()
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        pid = name[len(_PREFIX):].split("-", 1)[0]
+        if name.startswith(_PREFIX) and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            removed += 1
+    return removed
 
 
 class DemoWorld:
-    """State behind the demo tools. ``root`` must be a new or empty folder; None makes a temp dir."""
+    """State behind the demo tools. ``root`` must be a new or empty folder; None makes a temp dir.
+
+    A temp sandbox is removed by :meth:`close` (or ``with DemoWorld() as world:``), else when the
+    world is garbage-collected or the process exits; a folder you pass in is yours and is kept.
+    """
 
     def __init__(self, root: Path | str | None = None) -> None:
         if root is None:
-            self.root = Path(tempfile.mkdtemp(prefix="demo-world-")).resolve()
-            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.root), True)
+            global _STALE_SWEPT
+            if not _STALE_SWEPT:  # once per process: what killed processes left behind
+                _STALE_SWEPT = True
+                remove_stale_worlds()
+            self.root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")).resolve()
+            self._cleanup: weakref.finalize | None = weakref.finalize(self, shutil.rmtree, str(self.root), True)
         else:
             root = Path(root)
             if root.exists() and (not root.is_dir() or any(root.iterdir())):
                 raise ValueError(f"DemoWorld needs a new or empty folder to seed, and {root} is not one.")
             root.mkdir(parents=True, exist_ok=True)
             self.root = root.resolve()
+            self._cleanup = None
         self.today = seed.TODAY
         self.user = seed.USER
         self.people = dict(seed.PEOPLE)
@@ -65,6 +108,17 @@ class DemoWorld:
         # the CI run that failed this morning (see the inbox): "rerun what failed" works from the start
         self.last_test_run: list[TestOutcome] = testrunner.run(files)
         self._minutes = 0
+
+    def close(self) -> None:
+        """Remove the temp sandbox now (a folder passed in is kept)."""
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> "DemoWorld":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- seeding ------------------------------------------------------------------------
 

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.mcp.servers import WORKBOOK_SERVERS, server_entry
+from harness.places import located
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Where ``npm ci`` installs the pinned Node servers.
-NODE_DIR = _REPO_ROOT / "mcp_servers" / "node"
+#: Environment variable naming the folder where ``npm ci`` installed the pinned Node servers
+#: (the workbook's ``mcp_servers/node``, found from the working folder up when it is not set).
+NODE_DIR_ENV = "HARNESS_NODE_SERVERS"
 #: Seconds each landscape server may take to start: thirteen servers starting at once on two cores
 #: take 10–15 s each, and a loaded machine must not report a healthy server as timed out.
 STARTUP_TIMEOUT = 60.0
@@ -87,12 +88,17 @@ def node_entry_point(node_modules: Path, package: str) -> Path:
     return pkg_dir / binary
 
 
+def default_node_dir() -> Path | None:
+    """The pinned Node servers' folder: ``$HARNESS_NODE_SERVERS``, else ``mcp_servers/node`` here or above."""
+    return located(NODE_DIR_ENV, "mcp_servers/node")
+
+
 def _shown(path: Path) -> str:
-    """A path as a skip sentence shows it: relative to the repository when inside it (outputs stay portable)."""
-    try:
-        return str(path.relative_to(_REPO_ROOT))
-    except ValueError:
-        return str(path)
+    """A path as a skip sentence shows it: relative to the checkout holding it, when there is one (outputs stay portable)."""
+    for folder in path.parents:
+        if (folder / "mcp_servers").is_dir():
+            return str(path.relative_to(folder))
+    return str(path)
 
 
 def _console_script(name: str) -> str | None:
@@ -104,10 +110,13 @@ def _console_script(name: str) -> str | None:
 def landscape_config(
     sandbox: str | Path,
     *,
-    node_dir: Path = NODE_DIR,
+    node_dir: Path | None = None,
     include_workbook: bool = True,
 ) -> Landscape:
-    """The config of every real server that can run here, pointed at ``sandbox`` (see :func:`prepare_sandbox`)."""
+    """The config of every real server that can run here, pointed at ``sandbox`` (see :func:`prepare_sandbox`).
+
+    ``node_dir`` is where the Node servers were installed (default: :func:`default_node_dir`).
+    """
     root = prepare_sandbox(sandbox)
     servers: dict[str, Any] = {}
     skipped: list[str] = []
@@ -129,9 +138,13 @@ def landscape_config(
             servers[name] = {"command": command, "args": args}
 
     node = shutil.which("node")
-    node_modules = node_dir / "node_modules"
+    node_dir = node_dir or default_node_dir()
+    node_modules = node_dir / "node_modules" if node_dir else None
     if node is None:
         skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: Node.js is not installed.")
+    elif node_dir is None or node_modules is None:
+        skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: the workbook's mcp_servers/node is not "
+                       f"here or above (set {NODE_DIR_ENV} to the folder where `npm ci` installed them).")
     elif not node_modules.is_dir():
         skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: {_shown(node_modules)} is missing "
                        f"(run `npm ci` in {_shown(node_dir)}, or scripts/setup.sh full).")

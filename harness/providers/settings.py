@@ -1,4 +1,4 @@
-"""Settings the reader supplies: the environment first, then a git-ignored ``.env`` at the repository root.
+"""Settings the reader supplies: the environment first, then a git-ignored ``.env`` (the checkout's, for the workbook).
 
 Introduced in Chapter 0, where ``default_provider`` decides between Claude and the offline model.
 
@@ -15,16 +15,10 @@ import os
 import re
 from pathlib import Path
 
+from harness.places import located
+
 ENV_FILE = ".env"
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-
-
-def repo_root() -> Path | None:
-    """The workbook's repository root (the folder with pyproject.toml and harness/), or None when installed elsewhere."""
-    for folder in Path(__file__).resolve().parents:
-        if (folder / "pyproject.toml").is_file() and (folder / "harness").is_dir():
-            return folder
-    return None
 
 
 def _unquote(raw: str) -> str:
@@ -49,9 +43,9 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 
 def env_file() -> Path | None:
-    """The repository's .env file, if there is one."""
-    root = repo_root()
-    path = root / ENV_FILE if root else None
+    """``$HARNESS_ENV_FILE``, else the ``.env`` in the working folder or the nearest one above it (a notebook
+    in ``notebooks/`` finds the checkout's); None if there is none."""
+    path = located("HARNESS_ENV_FILE", ENV_FILE)
     return path if path and path.is_file() else None
 
 

@@ -20,6 +20,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from harness.places import located
 from harness.retrieval.records import CatalogTool, Query
 
 #: The public folders Chapter 6 measures on (``data_dir()/<name>``).
@@ -27,16 +28,10 @@ DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
 
 
 def data_dir() -> Path | None:
-    """The public data folder: ``$HARNESS_DATA``, else ``../shared/data`` beside the repository; None if absent."""
-    env = os.environ.get("HARNESS_DATA")
-    if env:
-        return Path(env) if Path(env).is_dir() else None
-    here = Path(__file__).resolve().parent
-    for folder in [here, *here.parents]:
-        if (folder / "pyproject.toml").is_file():
-            candidate = folder.parent / "shared" / "data"
-            return candidate if candidate.is_dir() else None
-    return None
+    """The public data folder: ``$HARNESS_DATA``, else ``shared/data`` in the working folder or one above it
+    (``../shared/data`` beside a checkout); None if absent."""
+    found = located("HARNESS_DATA", "shared/data")
+    return found if found and found.is_dir() else None
 
 
 def dataset_dir(name: str) -> Path | None:

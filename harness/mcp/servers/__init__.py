@@ -14,16 +14,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: The folder holding the ``harness`` package: servers run from there, so ``python -m`` finds it
-#: even where the workbook is not pip-installed (a server's environment carries no PYTHONPATH).
-_REPO_ROOT = str(Path(__file__).resolve().parents[3])
+import harness
+
+#: The folder Python imported ``harness`` from (site-packages, or a checkout on PYTHONPATH): servers
+#: start there, so ``python -m`` finds the same package (a server's environment carries no PYTHONPATH).
+_IMPORT_ROOT = str(Path(harness.__file__).resolve().parent.parent)
 
 WORKBOOK_SERVERS = ("notes", "tickets", "calendar", "team_chat")
 
 
 def server_entry(module: str, *args: str, **options: Any) -> dict[str, Any]:
     """The ``mcpServers`` entry that runs ``harness.mcp.servers.<module>`` with this Python."""
-    entry = {"command": sys.executable, "args": ["-m", f"harness.mcp.servers.{module}", *args], "cwd": _REPO_ROOT}
+    entry = {"command": sys.executable, "args": ["-m", f"harness.mcp.servers.{module}", *args], "cwd": _IMPORT_ROOT}
     return {**entry, **options}
 
 
