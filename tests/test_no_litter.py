@@ -1,0 +1,33 @@
+"""Nothing the workbook or its tests create outlives them.
+
+The suite's heavy parts — demo worlds, real MCP sessions and a chapter run under nbval, which
+stops its kernel with SIGKILL — run in a child pytest whose temp folder is a fresh, empty one.
+Afterwards that folder must be empty again: every demo sandbox, MCP log folder and scratch file
+was removed by its owner (a context manager, a finalizer at exit, or the session's sweep of
+what killed kernels left).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_scenarios.py", "notebooks/00_start_here.ipynb"]
+
+
+@pytest.mark.mcp
+def test_heavy_parts_of_the_suite_leave_the_temp_folder_as_they_found_it(tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"),
+         "--nbval-lax", "--nbval-current-env", *HEAVY],
+        cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "passed" in done.stdout.splitlines()[-1]
+    assert sorted(p.name for p in temp.iterdir()) == []
