@@ -69,7 +69,7 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     assert "Token counting: real tiktoken cl100k_base, offline" in doctor
     assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout
     search = sh([str(cli), "search", "post a message to the team channel", "-k", "3"], cwd=elsewhere, env=env).stdout
-    assert "post_message" in search
+    assert "post_channel_message" in search
 
 
 def test_the_workbook_installs_from_a_bundle_with_no_network(bundle, tmp_path):
