@@ -18,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOSED = "http://127.0.0.1:9"  # nothing listens on the discard port: any download attempt fails at once
+# (npm's registry is left as it is: its cache is keyed by the lock file's registry URLs; the proxy closes it)
 
 pytestmark = pytest.mark.install
 
@@ -26,7 +27,7 @@ def offline_env(**extra: str) -> dict[str, str]:
     """The environment with every registry unreachable and no local wheel cache."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "HARNESS_", "VIRTUAL_ENV"))}
     env.update(PIP_INDEX_URL=f"{CLOSED}/simple", PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull,
-               PIP_DISABLE_PIP_VERSION_CHECK="1", npm_config_registry=f"{CLOSED}/",
+               PIP_DISABLE_PIP_VERSION_CHECK="1", npm_config_proxy=CLOSED, npm_config_https_proxy=CLOSED,
                http_proxy=CLOSED, https_proxy=CLOSED, HTTP_PROXY=CLOSED, HTTPS_PROXY=CLOSED, **extra)
     return env
 
