@@ -10,13 +10,15 @@ skipped label would flatter every number measured with it.
 """
 from __future__ import annotations
 
+import importlib.resources
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: The labels are package data, read through importlib.resources wherever harness is installed.
+DATA_DIR = importlib.resources.files("harness") / "data"
 QUERIES_FILE = DATA_DIR / "demo_queries.jsonl"
 SCENARIOS_FILE = DATA_DIR / "demo_scenarios.json"
 
