@@ -19,6 +19,7 @@ import concurrent.futures
 import difflib
 import inspect
 import json
+import re
 import threading
 from typing import Any, Callable, Iterable
 
@@ -81,9 +82,15 @@ def render_result(value: Any) -> str:
         return str(value)
 
 
+_NOTE = re.compile(r"\n\[truncated: [\d,]+ of [\d,]+ characters cut\]\Z")
+
+
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
-    """Cut a long result to ``limit`` characters and say how much was cut."""
+    """Cut a long result to ``limit`` characters and say how much was cut (once: a cut text stays as it is)."""
     if len(text) <= limit:
+        return text
+    note = _NOTE.search(text, max(0, len(text) - 80))
+    if note and note.start() <= limit:
         return text
     cut = len(text) - limit
     return f"{text[:limit]}\n[truncated: {cut:,} of {len(text):,} characters cut]"
