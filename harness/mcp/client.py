@@ -410,7 +410,7 @@ class MCPHub:
             conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars)
             self.connections[cfg.name] = conn
             if not cfg.enabled:
-                conn.end_startup("disabled", "enabled is false in the config")
+                conn.end_startup("disabled", cfg.skipped or "enabled is false in the config")
                 continue
             conn.task = asyncio.create_task(conn.run(), name=f"mcp-server:{cfg.name}")
         try:
