@@ -101,7 +101,7 @@ def test_an_unreadable_env_file_is_one_sentence(tmp_path):
 
 
 @pytest.mark.parametrize("content, expected", [
-    ("ANTHROPIC_API_KEY sk-ant-pasted-without-equals\n", "line 1 is not KEY=VALUE"),
+    ("ANTHROPIC_API_KEY pasted-value-without-equals\n", "line 1 is not KEY=VALUE"),
     (None, "is not UTF-8 or UTF-16 text"),
 ])
 def test_doctor_reports_a_bad_env_file_instead_of_aborting(tmp_path, content, expected):
@@ -114,7 +114,7 @@ def test_doctor_reports_a_bad_env_file_instead_of_aborting(tmp_path, content, ex
         path.write_text(content)
     lines = _doctor_with_env(cli_module, path)
     model = [ln for ln in lines if ln.startswith("Model:")]
-    assert len(model) == 1 and expected in model[0] and "sk-ant-pasted" not in "\n".join(lines)
+    assert len(model) == 1 and expected in model[0] and "pasted-value" not in "\n".join(lines)
 
 
 def _doctor_with_env(cli_module, path: Path) -> list[str]:

@@ -3,47 +3,164 @@
 Introduced in Chapter 5 (MCP integration).
 
 A third-party server writes the text the model reads as a tool description: "tool poisoning"
-hides instructions there ("ignore previous instructions", "do not tell the user", a file to read
-and send along), sometimes in characters a human reviewer never sees (Unicode tag characters,
-zero-width characters, HTML comments). The harness keeps descriptions exactly as given — it never
-executes or rewrites them — and only *flags* them, so a person decides; these are heuristics,
-and a clean result proves nothing.
+hides instructions there. The harness keeps descriptions exactly as given — it never executes
+or rewrites them — and only *flags* them, so a person decides; these are heuristics, and a clean
+result proves nothing.
+
+The rules follow the published attack classes, not any one sample's wording:
+
+* **instruction override** — "ignore / disregard / forget the previous instructions", "new
+  instructions", "you are now…" (Invariant Labs 2025; OWASP LLM01);
+* **concealment** — keep something from the user: "do not tell the user", "keep this secret",
+  "silently", "the user must not know";
+* **shadowing** — a description that rules how the model uses *another* tool ("when you call
+  send_email, always add bcc …"; Invariant Labs 2025);
+* **exfiltration** — send or include the conversation, the system prompt, secrets or files in
+  a call or to an address (Invariant Labs' WhatsApp attack; CyberArk's full-schema poisoning);
+* **credential paths** — ``~/.ssh``, cloud and registry credential files, MCP client configs
+  (Trail of Bits 2025);
+* **hidden characters** — Unicode tag characters, zero-width and direction controls, terminal
+  escapes, HTML comments and tags aimed at the model (Embrace The Red; Trail of Bits);
+* **homoglyphs** — words mixing Latin with Cyrillic or Greek look-alikes ("Ignоre" with a
+  Cyrillic о): flagged, and folded to Latin before the phrase rules run.
+
+Chapter 5 measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
+with a held-out part the rules were not written against) and the false-positive rate on 3,788
+real tool definitions.
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
 
+from harness.rates import Rate
 from harness.tools import Tool
 
+#: Poisoned descriptions with their attack class, source and split (package data, so it installs).
+CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
+
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
-_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # not \t \n \r: they are layout
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HIDDEN_TAG = re.compile(r"<\s*(important|system|secret|hidden|instructions?)\b[^>]*>", re.I)
+_HIDDEN_TAG = re.compile(r"<\s*(important|system|secret|hidden|instructions?|admin|assistant|sys)\b[^>]*>", re.I)
 
-#: (pattern, what it means) for instruction-like text aimed at the model. Checked against 3,788
-#: real tool definitions (the shared MCP-Zero, LiveMCPBench and ToolLens catalogs): words like
-#: "password" or "API key" are everyday parameters, so only credential *files* count.
+# Cyrillic and Greek letters that look like Latin ones (Unicode TR39 confusables, the common subset).
+_CONFUSABLES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
+    "ԁ": "d", "һ": "h", "ӏ": "l", "ԛ": "q", "ԝ": "w", "к": "k", "м": "m", "н": "h", "т": "t", "в": "b",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
+    "α": "a", "ο": "o", "ρ": "p", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "τ": "t", "υ": "u", "χ": "x",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+_WORDS = re.compile(r"[^\W\d_]+")
+
+# --- phrase rules, by attack class --------------------------------------------------------------
+_GAP = r"[^.!?\n]{0,40}?"  # a few words within one sentence
+_PRIOR = r"(previous|prior|above|earlier|preceding|former|original|other|all|any|every|your|system)"
+_RULES = r"(instructions?|rules|prompts?|directions|guidelines|guidance|policies|constraints|orders|messages?)"
+_USER = r"(the\s+)?(user|human|person|operator|customer|anyone|them)s?\b"
+_TELL = (r"(tell|telling|told|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|"
+         r"notify|notifying|alert|alerting|explain|explaining|let)")
+_SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transmit|transmitting|exfiltrate|leak|"
+         r"email|copy|copying|include|including|attach|attaching|pass|passing|append|appending|paste|share|sharing|"
+         r"put|embed|report)")
+_SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
+                  r"(full|entire|whole|complete)\s+(conversation|chat)s?|"
+                  r"(previous|earlier|prior|past|last)\s+(messages|chats|conversations?)|chat\s+history|"
+                  r"system\s+prompt|transcripts?|(api|access|secret|private|session|auth)\s*(keys?|tokens?)|"
+                  r"credentials?|secrets|passwords|environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
+                  r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages)|home\s+(folder|directory)")
+
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all)\b"
-                r"[^.\n]{0,20}\b(instructions?|rules|prompts?|directions)\b", re.I),
+    # instruction override
+    (re.compile(rf"\b(ignore|disregard|forget|override|bypass|skip|discard|abandon)\b{_GAP}\b{_PRIOR}\b{_GAP}\b{_RULES}\b", re.I),
      "tells the model to ignore its instructions"),
-    (re.compile(r"\b(do not|don't|never|without)\b[^.\n]{0,20}\b(tell|telling|inform|informing|mention|mentioning|"
-                r"reveal|revealing|show|showing|notify|notifying|alert|alerting)\b[^.\n]{0,20}\buser\b", re.I),
-     "asks the model to hide something from the user"),
-    (re.compile(r"\b(you are now|new instructions\s*:|your system prompt|"
-                r"(reveal|print|send|repeat|leak)\b[^.\n]{0,20}\bsystem prompt)", re.I),
+    (re.compile(rf"\b(ignore|disregard|forget|override|bypass|discard)\b{_GAP}\b{_RULES}\s+(above|before|so\s+far|you\s+(were|have\s+been)\s+given)", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(rf"\b{_RULES}\b[^.!?\n]{{0,60}}\b(no longer (valid|apply|applies)|are (outdated|void|obsolete|cancelled))", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"\b(forget|ignore|disregard)\s+(everything|all)\b[^.!?\n]{0,40}\b(told|said|given|received|know)\b", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"(\bnew\s+instructions?\s*:|\bsystem\s+override\b|\byou\s+are\s+now\s+(in\s+)?\w+\s+mode\b|"
+                r"\byour\s+(new|real|only)\s+(task|instructions?|goal)\b|\bobey\s+only\b|\bfrom\s+now\s+on,?\s+(you|answer|always)\b)", re.I),
      "addresses the model's own instructions"),
-    (re.compile(r"(~/\.ssh|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|\bmcp\.json\b|\.npmrc\b|\.netrc\b|"
-                r"/etc/passwd|/etc/shadow|(?<![\w.])\.env\b)", re.I),
-     "points at credential files"),
+    (re.compile(r"\b(reveal|print|send|repeat|leak|output|show|disclose)\b[^.!?\n]{0,30}\b(your\s+)?(system\s+prompt|hidden\s+rules)\b", re.I),
+     "addresses the model's own instructions"),
+    # concealment
+    (re.compile(rf"\b(do\s+not|don'?t|never|without|must\s+not|should\s+not|nor)\b{_GAP}\b{_TELL}\b{_GAP}\b{_USER}", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(keep|kept)\b[^.!?\n]{{0,30}}\b(secret|hidden|confidential|private|quiet)\b[^.!?\n]{{0,20}}\bfrom\b", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b{_USER}[^.!?\n]{{0,30}}\b((must|should|need)\s+not|mustn'?t|shouldn'?t|(is|are)\s+not\s+(to\s+be\s+)?made)\s+(know|be\s+told|see|notice|aware|find\s+out)", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(hide|conceal)\b[^.!?\n]{{0,30}}\bfrom\s+{_USER}", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(silently|secretly|quietly|covertly|discreetly|invisibly)\b[^.!?\n]{{0,20}}\b({_SEND}|call|read|run|open|load|execute|delete|remove)\b", re.I),
+     "asks the model to act without the user seeing"),
+    # shadowing: rules for how *another* tool is used
+    (re.compile(r"\b(when(ever)?|every\s+time|each\s+time|before|after)\b[^.!?\n]{0,40}\b(you|the\s+(assistant|model|agent|ai))?\s*"
+                r"(use|uses|call|calls|invoke|invokes|run|runs|using|calling|invoking)\s+(the\s+|any\s+)?"
+                r"(\(?[\w-]+\)?\s+)?(?!this\b)([a-z0-9]+_[a-z0-9_]+|[\w-]+\s+tool)\b"
+                r"[^.!?\n]{0,80}\b(always|must|make\s+sure|be\s+sure|set|change|replace|add|bcc|cc|redirect|route)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(side\s+effect|overrides?|takes\s+precedence)\b[^.!?\n]{0,40}\b(other|also\s+present|another|the)\b[^.!?\n]{0,30}\btools?\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(instead\s+of|rather\s+than)\s+(calling|using|invoking)\b[^.!?\n]{0,60}\btool\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b[a-z]+_[a-z_]+\s+tool\s+(is\s+broken|does\s+not\s+work|must|should\s+always|only\s+works)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(all|every|each)\s+(e-?mails?|messages?|payments?|transfers?)\b[^.!?\n]{0,30}\b(to|must\s+go\s+to)\s+\S+@\S+", re.I),
+     "tells the model how to use another tool"),
+    # exfiltration
+    (re.compile(rf"\b{_SEND}\b[^.!?\n]{{0,40}}\b({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
+    (re.compile(rf"\b(read|open|load|cat)\b[^.!?\n]{{0,60}}\b(and|then)\s+{_SEND}\b[^.!?\n]{{0,30}}\b(its|their|the)\s+(content|contents|text|tokens?)\b", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(r"\b(must|should)\s+(hold|contain|include)\s+the\s+(text|content|contents)\s+of\b", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(rf"\b(call|use|invoke|run)\b[^.!?\n]{{0,40}}\bwith\s+(the\s+)?({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
 ]
+
+#: Files that hold credentials: SSH and GPG keys, cloud, container and package-registry credentials,
+#: GitHub CLI and git tokens, MCP client configs (which hold other servers' keys), system password files.
+_CREDENTIAL_PATHS = re.compile(
+    r"(~?/?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.gnupg\b|\.aws/(credentials|config)\b|"
+    r"\.config/gcloud\b|application_default_credentials\.json|\.azure/|msal_token_cache|accessTokens\.json|"
+    r"\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|"
+    r"\.config/gh/hosts\.ya?ml|\bhosts\.ya?ml\b|\bmcp\.json\b|claude_desktop_config\.json|"
+    r"/etc/(passwd|shadow|sudoers)\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
+_CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password|secret|token)\w*_(content|text|file|data)|"
+                                   r"\w*(content|text)_(from|of)_\w*(ssh|id_rsa|credential|key|secret)", re.I)
 
 
 def _decode_tags(text: str) -> str:
     """The ASCII hidden in Unicode tag characters (U+E0020–U+E007E mirror printable ASCII)."""
     return "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text) if 0x20 <= ord(c) - 0xE0000 <= 0x7E)
+
+
+def _mixed_script_words(text: str) -> list[str]:
+    """Words that mix Latin letters with Cyrillic or Greek ones (a homoglyph disguise)."""
+    found = []
+    for word in _WORDS.findall(text):
+        scripts = {unicodedata.name(c, "?").split(" ")[0] for c in word}
+        if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+            found.append(word)
+    return found
+
+
+def visible_text(description: str) -> str:
+    """The text the phrase rules read: invisible characters dropped, tag text revealed, homoglyphs and
+    compatibility forms (fullwidth letters) folded to plain Latin."""
+    text = _ZERO_WIDTH.sub("", _TAG_CHARS.sub("", description)) + " " + _decode_tags(description)
+    return unicodedata.normalize("NFKC", text).translate(_CONFUSABLES)
 
 
 def flag_suspicious(description: str) -> list[str]:
@@ -65,14 +182,19 @@ def flag_suspicious(description: str) -> list[str]:
     tag = _HIDDEN_TAG.search(description)
     if tag:
         flags.append(f"an HTML tag <{tag.group(1).lower()}> aimed at the model")
-    # Match phrases on the text with invisible characters removed and hidden tag text revealed.
-    visible = _ZERO_WIDTH.sub("", _TAG_CHARS.sub("", description)) + " " + _decode_tags(description)
-    flags.extend(reason for pattern, reason in _PHRASES if pattern.search(visible))
+    mixed = _mixed_script_words(description)
+    if mixed:
+        flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
+    visible = visible_text(description)
+    reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
+    flags.extend(reasons)
+    if _CREDENTIAL_PATHS.search(visible) or _CREDENTIAL_PARAMETER.search(visible):
+        flags.append("points at credential files")
     return flags
 
 
 def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
-    """(parameter path, description) for every description nested in a JSON Schema."""
+    """(parameter path, text) for every description nested in a JSON Schema, and each parameter's name."""
     found: list[tuple[str, str]] = []
     if isinstance(schema, dict):
         for key, value in schema.items():
@@ -80,7 +202,9 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
                 found.append((path, value))
             elif key == "properties" and isinstance(value, dict):
                 for pname, sub in value.items():
-                    found.extend(_schema_descriptions(sub, f"{path}.{pname}" if path else pname))
+                    where = f"{path}.{pname}" if path else pname
+                    found.append((where, str(pname)))  # a parameter's name is text the model reads too
+                    found.extend(_schema_descriptions(sub, where))
             elif isinstance(value, (dict, list)):
                 found.extend(_schema_descriptions(value, path))
     elif isinstance(schema, list):
@@ -89,9 +213,58 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def flag_tool(t: Tool) -> list[str]:
-    """Flags for a tool's description and for every parameter description in its input schema."""
-    flags = flag_suspicious(t.description)
-    for where, text in _schema_descriptions(t.input_schema):
+def flag_definition(description: str, input_schema: Any) -> list[str]:
+    """Flags for a tool's description and for every parameter name and description in its schema."""
+    flags = flag_suspicious(description)
+    for where, text in _schema_descriptions(input_schema):
         flags.extend(f"parameter '{where}': {reason}" for reason in flag_suspicious(text))
     return flags
+
+
+def flag_tool(t: Tool) -> list[str]:
+    """Flags for a tool's description and for every parameter description in its input schema."""
+    return flag_definition(t.description, t.input_schema)
+
+
+def poisoning_corpus() -> list[dict[str, str]]:
+    """The poisoned descriptions Chapter 5 measures recall on: id, split (dev/heldout), attack_class, source, text."""
+    lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@dataclass(frozen=True)
+class DetectorReport:
+    """Recall on the poisoning corpus (dev and held-out apart) and false positives on real tools."""
+
+    recall_dev: Rate
+    recall_heldout: Rate
+    false_positives: Rate | None  # None when no real definitions were given
+    missed: list[str]  # corpus ids not flagged
+    flagged_real: list[str]  # ids of real definitions that were flagged
+
+    def __str__(self) -> str:
+        lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
+                 f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
+        lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
+                     else "false positives: no real tool definitions given (public data absent), not measured")
+        return "\n".join(lines)
+
+
+def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorReport:
+    """Measure the detector: recall on :func:`poisoning_corpus`, false positives on ``real``
+    definitions given as (id, description, input_schema) — tools presumed clean."""
+    corpus = poisoning_corpus()
+    caught = {row["id"]: bool(flag_suspicious(row["text"])) for row in corpus}
+    split = {s: [row["id"] for row in corpus if row["split"] == s] for s in ("dev", "heldout")}
+    flagged, n = [], 0
+    for tool_id, description, schema in real:
+        n += 1
+        if flag_definition(description, schema):
+            flagged.append(tool_id)
+    return DetectorReport(
+        recall_dev=Rate(sum(caught[i] for i in split["dev"]), len(split["dev"])),
+        recall_heldout=Rate(sum(caught[i] for i in split["heldout"]), len(split["heldout"])),
+        false_positives=Rate(len(flagged), n) if n else None,
+        missed=[i for i, ok in caught.items() if not ok],
+        flagged_real=flagged,
+    )
