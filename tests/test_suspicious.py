@@ -24,6 +24,7 @@ CLEAN = [
     "Return the API key's scopes for the authenticated user.",
     "Поиск по базе знаний компании.",  # Russian: one script per word, not a disguise
     "Parse a .env.example template and list the variable names it declares.",
+    "Whether to include the transcript of the meeting in the result.",  # a Notion parameter in Chapter 5's landscape
 ]
 
 

@@ -74,7 +74,7 @@ _SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transm
 _SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
                   r"(full|entire|whole|complete)\s+(conversation|chat)s?|"
                   r"(previous|earlier|prior|past|last)\s+(messages|chats|conversations?)|chat\s+history|"
-                  r"system\s+prompt|transcripts?|(api|access|secret|private|session|auth)\s*(keys?|tokens?)|"
+                  r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|(api|access|secret|private|session|auth)\s*(keys?|tokens?)|"
                   r"credentials?|secrets|passwords|environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
                   r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages)|home\s+(folder|directory)")
 
