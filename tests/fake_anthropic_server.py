@@ -175,7 +175,17 @@ def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
     if not isinstance(tools, list):
         raise RequestError("tools: Input should be a valid list")
     names: set[str] = set()
-    for k, t in enumerate(tools):
+    server_tools = [t for t in tools if isinstance(t, dict) and t.get("type", "custom") != "custom"]
+    custom = [t for t in tools if not (isinstance(t, dict) and t.get("type", "custom") != "custom")]
+    deferred = [t for t in custom if isinstance(t, dict) and t.get("defer_loading")]
+    if deferred and not any(str(t.get("type", "")).startswith("tool_search_tool") for t in server_tools):
+        raise RequestError("tools: deferred tools (defer_loading: true) need a tool search tool in the request")
+    if deferred and len(deferred) == len(tools):
+        raise RequestError("tools: at least one tool must not be deferred")
+    for t in server_tools:
+        if not _TOOL_NAME.match(str(t.get("name", ""))):
+            raise RequestError(f"tools: server tool {t.get('type')!r} needs a name")
+    for k, t in enumerate(custom):
         if not isinstance(t, dict) or not _TOOL_NAME.match(str(t.get("name", ""))):
             raise RequestError(f"tools.{k}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         if not isinstance(t.get("description"), str):

@@ -234,3 +234,54 @@ def test_an_error_without_the_2x_fields_is_still_one_sentence():
     err.response, err.status_code, err.body = response, 400, {"error": {"message": "messages: roles must alternate"}}
     text = provider._describe(err, None, 1, 0.0, None)  # a 0.x-shaped error: no .type, no .api_message
     assert text == "The Anthropic API rejected the request (400 error): messages: roles must alternate."
+
+
+# --- item 21: server-side tool search: pause_turn, a search error, running out of turns -----
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "tool_search_tool_bm25", "input": {"query": "list notes"}}
+FOUND = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01",
+         "content": {"type": "tool_search_tool_search_result",
+                     "tool_references": [{"type": "tool_reference", "tool_name": "mcp__notes__list_notes"}]}}
+SEARCH_FAILED = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01",
+                 "content": {"type": "tool_search_tool_result_error", "error_code": "unavailable"}}
+CALL = {"type": "tool_use", "id": "toolu_01", "name": "mcp__notes__list_notes", "input": {}}
+
+
+def search_session(tmp_path, replies, max_turns=10):
+    from harness.mcp.client import MCPHub
+    from harness.mcp.server_search import run_with_server_search
+    from harness.mcp.servers import server_entry
+
+    with FakeAnthropicServer(api_key=KEY) as server:
+        for content, stop in replies:
+            server.reply_next(content, stop)
+
+        async def session():
+            async with MCPHub({"mcpServers": {"notes": server_entry("notes")}}, log_dir=tmp_path) as hub:
+                return await run_with_server_search(make(server), hub, "What notes do I have?", max_turns=max_turns)
+
+        return run(session()), server.requests
+
+
+@pytest.mark.mcp
+def test_a_paused_server_side_turn_is_sent_back_and_continues(tmp_path):
+    result, requests = search_session(tmp_path, [([SEARCH, FOUND], "pause_turn"), ([CALL], "tool_use"),
+                                                 ([{"type": "text", "text": "Three notes."}], "end_turn")])
+    assert (result.final_text, result.stopped) == ("Three notes.", "end_turn")
+    assert result.searches == ["list notes"] and result.found == [["mcp__notes__list_notes"]]
+    assert result.calls == [("mcp__notes__list_notes", {}, True)]
+    assert requests[1].body["messages"][-1] == {"role": "assistant", "content": [SEARCH, FOUND]}  # sent back as is
+    first = requests[0].body["tools"]
+    assert first[0]["type"] == "tool_search_tool_bm25_20251119" and all(t["defer_loading"] for t in first[1:])
+
+
+@pytest.mark.mcp
+def test_a_failed_server_side_search_is_recorded_and_the_answer_kept(tmp_path):
+    result, _ = search_session(tmp_path, [([SEARCH, SEARCH_FAILED, {"type": "text", "text": "Search is down."}], "end_turn")])
+    assert (result.final_text, result.stopped, result.found, result.calls) == ("Search is down.", "end_turn", [[]], [])
+
+
+@pytest.mark.mcp
+def test_a_server_side_search_run_out_of_turns_says_so(tmp_path):
+    result, requests = search_session(tmp_path, [([CALL], "tool_use"), ([{**CALL, "id": "toolu_02"}], "tool_use")], max_turns=2)
+    assert result.stopped == "max_turns" and len(result.calls) == 2 and len(requests) == 2
