@@ -18,6 +18,7 @@ from harness.mcp.client import MCPHub
 from harness.mcp.names import hashed_name
 from harness.mcp.servers import server_entry
 from harness.mcp.status import session_status
+from test_mcp_hub import no_leftover_processes  # noqa: F401 (a fixture)
 
 psutil = pytest.importorskip("psutil")
 pytestmark = pytest.mark.mcp
@@ -29,20 +30,6 @@ def raw(listing: list[dict], reply: str = "echo", **options) -> dict:
 
 def tool_def(name: str, schema: dict | None = None, description: str = "A tool.") -> dict:
     return {"name": name, "description": description, "inputSchema": schema or {"type": "object", "properties": {}}}
-
-
-def children() -> set[int]:
-    return {p.pid for p in psutil.Process().children(recursive=True)}
-
-
-@pytest.fixture
-def no_leftover_processes():
-    before = children()
-    yield
-    deadline = time.monotonic() + 5
-    while children() - before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert children() - before == set(), "server processes outlived the hub"
 
 
 def test_a_server_name_cannot_write_outside_the_log_folder(tmp_path, no_leftover_processes):

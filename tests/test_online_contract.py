@@ -7,7 +7,6 @@ survive each with a clear outcome.
 """
 from __future__ import annotations
 
-import asyncio
 import re
 import tomllib
 from pathlib import Path

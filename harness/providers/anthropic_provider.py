@@ -30,7 +30,6 @@ import asyncio
 import logging
 import os
 import random
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import urlsplit
 
@@ -38,7 +37,7 @@ import anthropic
 
 from harness.messages import Message, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
-from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, price_for
+from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, price_for  # noqa: F401 (re-exported)
 from harness.providers.settings import setting
 from harness.tools import Tool
 
