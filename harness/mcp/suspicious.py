@@ -69,14 +69,19 @@ _USER = r"(the\s+)?(user|human|person|operator|customer|anyone|them)s?\b"
 _TELL = (r"(tell|telling|told|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|"
          r"notify|notifying|alert|alerting|explain|explaining|let)")
 _SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transmit|transmitting|exfiltrate|leak|"
-         r"email|copy|copying|include|including|attach|attaching|pass|passing|append|appending|paste|share|sharing|"
-         r"put|embed|report)")
+         r"email|copy|copying|include|attach|attaching|pass|passing|append|appending|paste|share|sharing|"
+         r"put|embed|report)")  # not 'including', 'add' or 'write': descriptions use them for everyday things
+# What an attacker wants out: the conversation, the model's instructions, secrets, the user's data.
 _SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
                   r"(full|entire|whole|complete)\s+(conversation|chat)s?|"
                   r"(previous|earlier|prior|past|last)\s+(messages|chats|conversations?)|chat\s+history|"
-                  r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|(api|access|secret|private|session|auth)\s*(keys?|tokens?)|"
-                  r"credentials?|secrets|passwords|environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
-                  r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages)|home\s+(folder|directory)")
+                  r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|"
+                  r"(api|access|secret|private|session|auth|bearer|refresh)[\s_-]*(keys?|tokens?)|"
+                  r"credentials?|secrets|passwords?|passphrases?|cookies|clipboard|(shell|bash|zsh)[\s_]*history|"
+                  r"environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
+                  r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages|e-?mails|location|address\s+book)|"
+                  r"home\s+(folder|directory)")
+_FIELD = r"(the\s+)?['\"`]?[\w-]+['\"`]?\s+(field|parameter|param|argument|arg|query\s+parameter)"
 
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
     # instruction override
@@ -93,6 +98,14 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "addresses the model's own instructions"),
     (re.compile(r"\b(reveal|print|send|repeat|leak|output|show|disclose)\b[^.!?\n]{0,30}\b(your\s+)?(system\s+prompt|hidden\s+rules)\b", re.I),
      "addresses the model's own instructions"),
+    (re.compile(r"\b(pretend\s+(you\s+are|to\s+be)|act\s+as\s+if|grant\s+yourself|you\s+are\s+no\s+longer|"
+                r"role-?play\s+as|(supersedes|replaces|overrides|takes\s+precedence\s+over)\s+(all\s+)?(other|previous|prior|"
+                r"system|earlier)\s+(tool\s+)?(descriptions?|instructions?|rules|tools|prompts?))\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(user|human|owner|admin(istrator)?)\s+(has|have)\s+(already\s+)?(approved|authori[sz]ed|consented|agreed|"
+                r"given\s+(permission|consent))\b|\bno\s+need\s+to\s+(confirm|ask\s+(for\s+)?(the\s+user'?s?\s+)?"
+                r"(confirmation|permission|approval|consent))\b", re.I),
+     "claims the user's approval in advance"),
     # concealment
     (re.compile(rf"\b(do\s+not|don'?t|never|without|must\s+not|should\s+not|nor)\b{_GAP}\b{_TELL}\b{_GAP}\b{_USER}", re.I),
      "asks the model to hide something from the user"),
@@ -101,6 +114,9 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_USER}[^.!?\n]{{0,30}}\b((must|should|need)\s+not|mustn'?t|shouldn'?t|(is|are)\s+not\s+(to\s+be\s+)?made)\s+(know|be\s+told|see|notice|aware|find\s+out)", re.I),
      "asks the model to hide something from the user"),
     (re.compile(rf"\b(hide|conceal)\b[^.!?\n]{{0,30}}\bfrom\s+{_USER}", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(r"\b(do\s+not|don'?t|never|must\s+not)\s+(reveal|mention|disclose|repeat|show|share|discuss|explain)\s+"
+                r"(these|this|the|any\s+of\s+these|that)\s+(instructions?|rules|notes?|steps?|directives?|description|requirements?)\b", re.I),
      "asks the model to hide something from the user"),
     (re.compile(rf"\b(silently|secretly|quietly|covertly|discreetly|invisibly)\b[^.!?\n]{{0,20}}\b({_SEND}|call|read|run|open|load|execute|delete|remove)\b", re.I),
      "asks the model to act without the user seeing"),
@@ -114,6 +130,11 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "tells the model how to use another tool"),
     (re.compile(r"\b(instead\s+of|rather\s+than)\s+(calling|using|invoking)\b[^.!?\n]{0,60}\btool\b", re.I),
      "tells the model how to use another tool"),
+    (re.compile(r"\b(before|prior\s+to)\s+(responding|answering|replying|doing\s+anything|any\s+other)\b[^.!?\n]{0,60}"
+                r"\b(call|invoke|run|use)\s+(?!this\b)[a-z0-9]+_[a-z0-9_]+", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(always|also|silently|secretly|quietly)\s+(bcc|cc|forward|copy|send|redirect)\b[^.!?\n]{0,40}\S+@\S+\.\w+", re.I),
+     "tells the model how to use another tool"),
     (re.compile(r"\b[a-z]+_[a-z_]+\s+tool\s+(is\s+broken|does\s+not\s+work|must|should\s+always|only\s+works)\b", re.I),
      "tells the model how to use another tool"),
     (re.compile(r"\b(all|every|each)\s+(e-?mails?|messages?|payments?|transfers?)\b[^.!?\n]{0,30}\b(to|must\s+go\s+to)\s+\S+@\S+", re.I),
@@ -124,6 +145,10 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(read|open|load|cat)\b[^.!?\n]{{0,60}}\b(and|then)\s+{_SEND}\b[^.!?\n]{{0,30}}\b(its|their|the)\s+(content|contents|text|tokens?)\b", re.I),
      "asks the model to send a file's content in a call"),
     (re.compile(r"\b(must|should)\s+(hold|contain|include)\s+the\s+(text|content|contents)\s+of\b", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(rf"\b({_SECRET_THINGS})\b[^.!?\n]{{0,40}}\b(in|into|to|as)\s+{_FIELD}", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
+    (re.compile(rf"\b{_SEND}\b[^.!?\n]{{0,30}}\b(the\s+)?(full\s+|entire\s+|whole\s+)?(contents?|text)\s+of\s+(~|/|\.|the\s+(user'?s|private))", re.I),
      "asks the model to send a file's content in a call"),
     (re.compile(rf"\b(call|use|invoke|run)\b[^.!?\n]{{0,40}}\bwith\s+(the\s+)?({_SECRET_THINGS})\b", re.I),
      "asks the model to send conversation, secrets or files somewhere"),
@@ -136,7 +161,7 @@ _CREDENTIAL_PATHS = re.compile(
     r"\.config/gcloud\b|application_default_credentials\.json|\.azure/|msal_token_cache|accessTokens\.json|"
     r"\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|"
     r"\.config/gh/hosts\.ya?ml|\bhosts\.ya?ml\b|\bmcp\.json\b|claude_desktop_config\.json|"
-    r"/etc/(passwd|shadow|sudoers)\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
+    r"/etc/(passwd|shadow|sudoers)\b|\.(bash|zsh)_history\b|\bprivate\s+key\s+file\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
 _CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password|secret|token)\w*_(content|text|file|data)|"
                                    r"\w*(content|text)_(from|of)_\w*(ssh|id_rsa|credential|key|secret)", re.I)
 
