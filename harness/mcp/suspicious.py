@@ -74,7 +74,8 @@ _SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transm
 # What an attacker wants out: the conversation, the model's instructions, secrets, the user's data.
 _SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
                   r"(full|entire|whole|complete)\s+(conversation|chat)s?|"
-                  r"(previous|earlier|prior|past|last)\s+(messages|chats|conversations?)|chat\s+history|"
+                  r"(previous|earlier|prior|past|last|recent)\s+(\w+\s+){0,2}(messages|chats|conversations?|turns)|chat\s+history|"
+                  r"messages\s+(of|in|from)\s+(this|the)\s+(chat|conversation|thread)|"
                   r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|"
                   r"(api|access|secret|private|session|auth|bearer|refresh)[\s_-]*(keys?|tokens?)|"
                   r"credentials?|secrets|passwords?|passphrases?|cookies|clipboard|(shell|bash|zsh)[\s_]*history|"
@@ -91,12 +92,21 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "tells the model to ignore its instructions"),
     (re.compile(rf"\b{_RULES}\b[^.!?\n]{{0,60}}\b(no longer (valid|apply|applies)|are (outdated|void|obsolete|cancelled))", re.I),
      "tells the model to ignore its instructions"),
+    (re.compile(rf"\b(set\s+(it|them|that|this)?\s*aside|stop\s+(following|obeying)|no\s+longer\s+(follow|obey)|"
+                rf"pay\s+no\s+attention\s+to|throw\s+out)\b[^.!?\n]{{0,40}}\b({_RULES}|directives|system\s+(message|prompt)|programming)\b|"
+                rf"\b({_RULES}|directives|guidance)\b[^.!?\n]{{0,40}}\b(out\s+of\s+date|outdated|obsolete|superseded|invalid|void)\b|"
+                rf"\bthe\s+only\s+{_RULES}\s+that\s+(apply|applies|matter|count)", re.I),
+     "tells the model to ignore its instructions"),
     (re.compile(r"\b(forget|ignore|disregard)\s+(everything|all)\b[^.!?\n]{0,40}\b(told|said|given|received|know)\b", re.I),
      "tells the model to ignore its instructions"),
     (re.compile(r"(\bnew\s+instructions?\s*:|\bsystem\s+override\b|\byou\s+are\s+now\s+(in\s+)?\w+\s+mode\b|"
                 r"\byour\s+(new|real|only)\s+(task|instructions?|goal)\b|\bobey\s+only\b|\bfrom\s+now\s+on,?\s+(you|answer|always)\b)", re.I),
      "addresses the model's own instructions"),
     (re.compile(r"\b(reveal|print|send|repeat|leak|output|show|disclose)\b[^.!?\n]{0,30}\b(your\s+)?(system\s+prompt|hidden\s+rules)\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"(^|[.!?:\n]\s*)((attention|note|notice|message|instructions?)\s+(to|for)\s+(the\s+)?|(dear|hey)\s+)"
+                r"(ai|assistant|model|llm|agent|claude)\b\s*[:,]?|(^|[.!?\n]\s*)SYSTEM\s*:|"
+                r"\byou\s+(may|can)\s+now\b|\byou\s+are\s+now\s+(allowed|permitted|authori[sz]ed|free)\b", re.I),
      "addresses the model's own instructions"),
     (re.compile(r"\b(pretend\s+(you\s+are|to\s+be)|act\s+as\s+if|grant\s+yourself|you\s+are\s+no\s+longer|"
                 r"role-?play\s+as|(supersedes|replaces|overrides|takes\s+precedence\s+over)\s+(all\s+)?(other|previous|prior|"
@@ -112,6 +122,10 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(keep|kept)\b[^.!?\n]{{0,30}}\b(secret|hidden|confidential|private|quiet)\b[^.!?\n]{{0,20}}\bfrom\b", re.I),
      "asks the model to hide something from the user"),
     (re.compile(rf"\b{_USER}[^.!?\n]{{0,30}}\b((must|should|need)\s+not|mustn'?t|shouldn'?t|(is|are)\s+not\s+(to\s+be\s+)?made)\s+(know|be\s+told|see|notice|aware|find\s+out)", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(under\s+no\s+circumstances|never|not)\b[^.!?\n]{{0,60}}\b{_USER}[^.!?\n]{{0,40}}\b(learn|find\s+out|know|"
+                rf"notice|realize|realise|become\s+aware|be\s+aware|be\s+told)\b|\bleave\s+(it|this|that)\s+out\s+of\s+"
+                rf"(anything|what|everything)\s+you\s+(say|tell|write|reply)|\bkeep\s+(it|this|that)\s+(to\s+yourself|between\s+us)", re.I),
      "asks the model to hide something from the user"),
     (re.compile(rf"\b(hide|conceal)\b[^.!?\n]{{0,30}}\bfrom\s+{_USER}", re.I),
      "asks the model to hide something from the user"),
@@ -135,6 +149,16 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "tells the model how to use another tool"),
     (re.compile(r"\b(always|also|silently|secretly|quietly)\s+(bcc|cc|forward|copy|send|redirect)\b[^.!?\n]{0,40}\S+@\S+\.\w+", re.I),
      "tells the model how to use another tool"),
+    (re.compile(r"\b(when(ever)?|every\s+time|each\s+time|if)\b[^.!?\n]{0,60}\b(sent|called|used|invoked|run|made|posted)\s+"
+                r"(with|via|through|using|by)\s+(the\s+)?[a-z0-9]+_[a-z0-9_]+[^.!?\n]{0,60}\b(route|send|redirect|set|add|always|must|"
+                r"first)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\btool\s+(has\s+a\s+bug|is\s+(broken|buggy|deprecated\s+here)|does\s+not\s+work|doesn'?t\s+work|won'?t\s+work)\b|"
+                r"\b(never|not|don'?t|do\s+not)\s+(use\s+|call\s+)?the\s+(official\s+)?[\w-]+\s+tool\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(every|all|each)\s+(payments?|transfers?|messages?|e-?mails?)\s+(must|should)\s+(be\s+)?(made|sent|routed|"
+                r"addressed|go|directed)\s+to\b", re.I),
+     "tells the model how to use another tool"),
     (re.compile(r"\b[a-z]+_[a-z_]+\s+tool\s+(is\s+broken|does\s+not\s+work|must|should\s+always|only\s+works)\b", re.I),
      "tells the model how to use another tool"),
     (re.compile(r"\b(all|every|each)\s+(e-?mails?|messages?|payments?|transfers?)\b[^.!?\n]{0,30}\b(to|must\s+go\s+to)\s+\S+@\S+", re.I),
@@ -146,6 +170,9 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "asks the model to send a file's content in a call"),
     (re.compile(r"\b(must|should)\s+(hold|contain|include)\s+the\s+(text|content|contents)\s+of\b", re.I),
      "asks the model to send a file's content in a call"),
+    (re.compile(rf"{_FIELD}\s+(must|should|shall|will|needs?\s+to)\s+(carry|contain|hold|include|have|receive|be\s+set\s+to)\b"
+                rf"[^.!?\n]{{0,40}}\b({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
     (re.compile(rf"\b({_SECRET_THINGS})\b[^.!?\n]{{0,40}}\b(in|into|to|as)\s+{_FIELD}", re.I),
      "asks the model to send conversation, secrets or files somewhere"),
     (re.compile(rf"\b{_SEND}\b[^.!?\n]{{0,30}}\b(the\s+)?(full\s+|entire\s+|whole\s+)?(contents?|text)\s+of\s+(~|/|\.|the\s+(user'?s|private))", re.I),
