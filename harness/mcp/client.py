@@ -23,7 +23,10 @@ Why it is built this way:
 * A line on a server's stdout that is not an MCP message fails start-up, or the calls waiting
   on that server, **at once** with the line quoted, instead of waiting for a timeout.
 * When a server exits, the helper processes it started go too: the SDK runs each server in a
-  process group of its own but ends the group only when the server itself will not exit.
+  process group of its own but ends the group only when the server itself will not exit. Each
+  server gets a random id in its environment, which its helpers inherit; at the end every process
+  still carrying it is ended (found through ``/proc``: on systems without it, only the SDK's
+  process-group kill applies).
 
 MCP tools become :class:`~harness.mcp.mcp_tool.MCPTool` objects, so the harness's own
 ``ToolRegistry.adispatch`` runs them; deferral and ``search_tools`` sit on top

@@ -104,14 +104,17 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "addresses the model's own instructions"),
     (re.compile(r"\b(reveal|print|send|repeat|leak|output|show|disclose)\b[^.!?\n]{0,30}\b(your\s+)?(system\s+prompt|hidden\s+rules)\b", re.I),
      "addresses the model's own instructions"),
-    (re.compile(r"(^|[.!?:\n]\s*)((attention|note|notice|message|instructions?)\s+(to|for)\s+(the\s+)?|(dear|hey)\s+)"
-                r"(ai|assistant|model|llm|agent|claude)\b\s*[:,]?|(^|[.!?\n]\s*)SYSTEM\s*:|"
+    (re.compile(r"(^|[.!?\n]\s*)SYSTEM\s*:|"
                 r"\byou\s+(may|can)\s+now\b|\byou\s+are\s+now\s+(allowed|permitted|authori[sz]ed|free)\b", re.I),
      "addresses the model's own instructions"),
     (re.compile(r"\b(pretend\s+(you\s+are|to\s+be)|act\s+as\s+if|grant\s+yourself|you\s+are\s+no\s+longer|"
                 r"role-?play\s+as|(supersedes|replaces|overrides|takes\s+precedence\s+over)\s+(all\s+)?(other|previous|prior|"
                 r"system|earlier)\s+(tool\s+)?(descriptions?|instructions?|rules|tools|prompts?))\b", re.I),
      "addresses the model's own instructions"),
+    (re.compile(r"\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|\b(lift|lifts|lifted|remove|removes|disable|disables|"
+                r"bypass|bypasses|without)\s+(the\s+|any\s+|all\s+)?(usual\s+)?(safety\s+|content\s+)?(restrictions|filters|"
+                r"guardrails|safeguards)\b", re.I),
+     "tells the model its safety rules are off"),
     (re.compile(r"\b(user|human|owner|admin(istrator)?)\s+(has|have)\s+(already\s+)?(approved|authori[sz]ed|consented|agreed|"
                 r"given\s+(permission|consent))\b|\bno\s+need\s+to\s+(confirm|ask\s+(for\s+)?(the\s+user'?s?\s+)?"
                 r"(confirmation|permission|approval|consent))\b", re.I),
@@ -181,6 +184,65 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "asks the model to send conversation, secrets or files somewhere"),
 ]
 
+# --- weak signals that only together mean an attack (a sentence at a time) ---------------------------
+# Each alone is ordinary in a tool description ("the user", "must", "include"); the classes above are
+# combinations of them: who is addressed, who is kept in the dark, what leaves, and where it goes.
+_SIGNALS: dict[str, re.Pattern[str]] = {
+    "model_self": re.compile(r"\b(your|you\s+were|you\s+have\s+been)\s+(\w+\s+){0,3}(instructions?|rules|configuration|configured|"
+                             r"guidelines|operator|system\s+(prompt|message)|programming|restrictions|safety|prompt|told|"
+                             r"instructed|directives)\b|\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|"
+                             r"\b(safety|usual|content)\s+(restrictions|filters|rules|guidelines)\b", re.I),
+    "user_third": re.compile(r"\b(the|this|that)\s+(user|human|person|customer|requester)\b|\b(if|when)\s+(asked|questioned)\b", re.I),
+    "deceive": re.compile(r"\b(never|omit|omitting|hide|conceal|secret(ly)?|confidential|hears?\s+about)\b", re.I),
+    # Telling the user something false about what happened.
+    "lie": re.compile(r"\b(say|tell|answer|reply)\s+(\w+\s+){0,3}only\b|\bnothing\s+(more|else)\b|\bpretend\b|\blie\s+to\b|"
+                      r"\breport\s+success\b|\beven\s+(when|if)\b[^.!?\n]{0,40}\bfails?\b", re.I),
+    "other_tool": re.compile(r"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\b(?!\s*[:=])|\bthe\s+(?!this\b)[\w-]+\s+tool\b", re.I),
+    "obligation": re.compile(r"\b(must|always|only\s+work|should\s+be\s+called|needs?\s+to|make\s+sure|be\s+sure|"
+                             r"has\s+to|comply|obey|top\s+priority|highest\s+priority)\b", re.I),
+    "stale": re.compile(r"\b(is|are)\s+(now\s+)?(void|invalid|obsolete|outdated|out\s+of\s+date|cancelled|revoked|no\s+longer\s+valid)\b", re.I),
+    # Changing where another tool's effect lands (recipient, account, remote), or destroying things.
+    "tamper": re.compile(r"\b(recipient|destination|receiver|address|account|channel|remote|iban)s?\b[^.!?\n]{0,30}\b(replaced|"
+                         r"changed|swapped|redirected|set\s+to)\b|\b(replace|change|swap|redirect)\b[^.!?\n]{0,20}\b(the\s+)?"
+                         r"(recipient|destination|receiver|address|account|channel|remote)\b|\bdrop\s+table\b|\brm\s+-rf\b|"
+                         r"\bwipe\b|\.git\s+(folder|directory)\b", re.I),
+    "outbound": re.compile(r"https?://|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+\d[\d\s-]{6,}|\b(GET|POST)\s+request\b|\bwebhook\b|"
+                           r"\bendpoint\b|\b(our|a\s+remote|an\s+external|third-party)\s+(server|mirror|backup|collector)\b", re.I),
+    "flow": re.compile(r"\b(include|send|append|pass|provide|upload|forward|post|copy|export|attach|paste|put|embed|"
+                       r"followed\s+by|share|transmit|leak|report)\b", re.I),
+    "told": re.compile(r"\b(everything|all|whatever)\s+(the\s+user|they|you)\s+(has|have)?\s*(told|said|typed|written|shared)|"
+                       r"\b(full|whole|entire|complete)\s+set\s+of\s+instructions\b|\byour\s+(instructions|system\s+prompt|rules)\b|"
+                       r"\bthe\s+user'?s\s+(last|previous|recent|latest)\s+(message|messages|question|reply)\b", re.I),
+    "secret_file": re.compile(r"\.tfstate\b|~/\.\w*rc\b|\bsaved\s+passwords\b|\bLogin\s+Data\b|\bkeystore\b|\.pem\b|\.p12\b|"
+                              r"\.kdbx\b|\bwallet\b|\bseed\s+phrase\b|\brecovery\s+(phrase|codes?)\b", re.I),
+}
+#: (signals that must all occur in one sentence, what they mean together)
+_COMBINATIONS: list[tuple[frozenset[str], str]] = [
+    (frozenset({"model_self", "obligation"}), "addresses the model's own instructions"),
+    (frozenset({"model_self", "flow"}), "addresses the model's own instructions"),
+    (frozenset({"model_self", "stale"}), "tells the model to ignore its instructions"),
+    (frozenset({"user_third", "lie"}), "asks the model to mislead the user"),
+    (frozenset({"user_third", "deceive", "flow"}), "asks the model to hide something from the user"),
+    (frozenset({"user_third", "deceive", "outbound"}), "asks the model to hide something from the user"),
+    (frozenset({"other_tool", "obligation", "tamper"}), "tells the model how to use another tool"),
+    (frozenset({"told", "flow"}), "asks the model to send conversation, secrets or files somewhere"),
+    (frozenset({"told", "outbound"}), "asks the model to send conversation, secrets or files somewhere"),
+    (frozenset({"secret_file", "flow"}), "points at credential files"),
+]
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _combined_signals(text: str) -> list[str]:
+    """Reasons from :data:`_COMBINATIONS` that some sentence of ``text`` carries."""
+    found: dict[str, None] = {}
+    for sentence in _SENTENCE.split(text):
+        present = {name for name, pattern in _SIGNALS.items() if pattern.search(sentence)}
+        for needed, reason in _COMBINATIONS:
+            if needed <= present:
+                found[reason] = None
+    return list(found)
+
+
 #: Files that hold credentials: SSH and GPG keys, cloud, container and package-registry credentials,
 #: GitHub CLI and git tokens, MCP client configs (which hold other servers' keys), system password files.
 _CREDENTIAL_PATHS = re.compile(
@@ -239,9 +301,10 @@ def flag_suspicious(description: str) -> list[str]:
         flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
     visible = visible_text(description)
     reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
-    flags.extend(reasons)
     if _CREDENTIAL_PATHS.search(visible) or _CREDENTIAL_PARAMETER.search(visible):
-        flags.append("points at credential files")
+        reasons["points at credential files"] = None
+    reasons.update(dict.fromkeys(_combined_signals(visible)))
+    flags.extend(reasons)
     return flags
 
 
@@ -278,8 +341,13 @@ def flag_tool(t: Tool) -> list[str]:
     return flag_definition(t.description, t.input_schema)
 
 
-def poisoning_corpus() -> list[dict[str, str]]:
-    """The poisoned descriptions Chapter 5 measures recall on: id, split (dev/heldout), attack_class, source, text."""
+def poisoning_corpus() -> list[dict[str, Any]]:
+    """The poisoned descriptions Chapter 5 measures recall on: id, round, split, attack_class, source, text.
+
+    Rows were written in rounds. A round's ``heldout`` rows were written before that round's rules
+    and run once; rows that were read afterwards and used to widen the rules are ``dev``. Round 1
+    wrote the published attacks' phrasings; rounds 2–4 wrote fresh paraphrases of the same classes.
+    """
     lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
@@ -290,6 +358,8 @@ class DetectorReport:
 
     recall_dev: Rate
     recall_heldout: Rate
+    heldout_by_round: dict[int, Rate]  # the held-out part by the round that wrote it
+    heldout_by_class: dict[str, Rate]
     false_positives: Rate | None  # None when no real definitions were given
     missed: list[str]  # corpus ids not flagged
     flagged_real: list[str]  # ids of real definitions that were flagged
@@ -297,6 +367,8 @@ class DetectorReport:
     def __str__(self) -> str:
         lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
                  f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
+        lines += [f"  held-out rows written in round {n}: {rate}" for n, rate in self.heldout_by_round.items()]
+        lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
         lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
                      else "false positives: no real tool definitions given (public data absent), not measured")
         return "\n".join(lines)
@@ -313,9 +385,16 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
         n += 1
         if flag_definition(description, schema):
             flagged.append(tool_id)
+    held = [row for row in corpus if row["split"] == "heldout"]
+
+    def rate(rows: list[dict[str, Any]]) -> Rate:
+        return Rate(sum(caught[row["id"]] for row in rows), len(rows))
+
     return DetectorReport(
         recall_dev=Rate(sum(caught[i] for i in split["dev"]), len(split["dev"])),
         recall_heldout=Rate(sum(caught[i] for i in split["heldout"]), len(split["heldout"])),
+        heldout_by_round={n: rate([r for r in held if r["round"] == n]) for n in sorted({r["round"] for r in held})},
+        heldout_by_class={k: rate([r for r in held if r["attack_class"] == k]) for k in sorted({r["attack_class"] for r in held})},
         false_positives=Rate(len(flagged), n) if n else None,
         missed=[i for i, ok in caught.items() if not ok],
         flagged_real=flagged,
