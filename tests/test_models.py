@@ -5,23 +5,33 @@ import re
 import typing
 from pathlib import Path
 
+import anthropic
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types import Model
 
-from harness.providers.models import DEFAULT_MODEL, MODELS, price_for
+from harness.providers.models import DEFAULT_MODEL, MODELS, SDK_CHECKED, price_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SDK_MODELS = set(typing.get_args(typing.get_args(Model)[0]))  # the Literal inside Union[Literal[...], str]
 _DATED = re.compile(r"-\d{8}$")
 
 
-def test_every_row_is_a_current_model_the_sdk_lists():
+@pytest.fixture
+def checked_sdk():
+    """The table is checked against one SDK release; a newer one (a learner's fresh install) may list
+    models the table does not know yet, which is a reason to update it, not a broken workbook."""
+    if anthropic.__version__ != SDK_CHECKED:
+        pytest.skip(f"harness/providers/models.py was checked against anthropic {SDK_CHECKED}, this is "
+                    f"{anthropic.__version__}: update the table and SDK_CHECKED")
+
+
+def test_every_row_is_a_current_model_the_sdk_lists(checked_sdk):
     assert set(MODELS) <= SDK_MODELS, f"not in the SDK: {sorted(set(MODELS) - SDK_MODELS)}"
     assert not set(MODELS) & set(DEPRECATED_MODELS), f"deprecated: {sorted(set(MODELS) & set(DEPRECATED_MODELS))}"
 
 
-def test_every_current_sdk_model_has_a_price():
+def test_every_current_sdk_model_has_a_price(checked_sdk):
     current = {m for m in SDK_MODELS if m not in DEPRECATED_MODELS}
     missing = [m for m in sorted(current) if not _priced(m)]
     assert not missing, f"the SDK lists models with no row in harness/providers/models.py: {missing}"

@@ -15,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+#: The anthropic SDK release whose model list this table was last checked against.
+SDK_CHECKED = "2.12.0"
+
 #: The model the workbook uses with a key unless ANTHROPIC_MODEL says otherwise: the cheapest
 #: current model without thinking on by default, so a chapter's answer budget is its own.
 DEFAULT_MODEL = "claude-haiku-4-5"
