@@ -127,6 +127,19 @@ def _doctor_with_env(cli_module, path: Path) -> list[str]:
         mp.undo()
 
 
+def test_a_config_file_with_a_bom_is_read_and_one_that_is_not_utf8_is_named(tmp_path):
+    from harness.mcp.config import MCPConfigError
+
+    good = tmp_path / "mcp.json"
+    good.write_bytes(b"\xef\xbb\xbf" + json.dumps({"mcpServers": {"local": {"command": "python3"}}}).encode())
+    assert [s.name for s in load_config(good)] == ["local"]
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"mcpServers": {"caf\xe9": {"command": "python3"}}}')
+    with pytest.raises(MCPConfigError) as info:
+        load_config(bad)
+    assert str(info.value) == f"The MCP config file '{bad}' is not UTF-8 text (byte 0xe9 at offset 20): save it as UTF-8."
+
+
 def test_an_http_server_in_the_config_is_skipped_and_the_rest_kept():
     config = load_config({"mcpServers": {
         "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},

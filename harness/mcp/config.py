@@ -167,7 +167,12 @@ def _read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
         path = Path(text).expanduser()
         if not path.is_file():
             raise MCPConfigError(f"The MCP config file '{path}' does not exist.")
-        text, origin = path.read_text(encoding="utf-8"), f"The MCP config file '{path}'"
+        origin = f"The MCP config file '{path}'"
+        try:
+            text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not an error
+        except UnicodeDecodeError as exc:
+            raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+                                 "save it as UTF-8.") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
