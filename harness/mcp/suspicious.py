@@ -191,16 +191,22 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     "model_self": re.compile(r"\b(your|you\s+were|you\s+have\s+been)\s+(\w+\s+){0,3}(instructions?|rules|configuration|configured|"
                              r"guidelines|operator|system\s+(prompt|message)|programming|restrictions|safety|prompt|told|"
                              r"instructed|directives)\b|\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|"
-                             r"\b(safety|usual|content)\s+(restrictions|filters|rules|guidelines)\b", re.I),
+                             r"\b(safety|usual|content)\s+(restrictions|filters|rules|guidelines)\b|"
+                             r"\b(placed|imposed|put)\s+on\s+you\b|\byou\s+(started|began)\s+with\b|\bset\s+up\s+your\b|"
+                             r"\byou\s+(now\s+)?answer\s+to\b|\byour\s+(prompt|limits|policy|setup|creators?|developers?)\b", re.I),
     "user_third": re.compile(r"\b(the|this|that)\s+(user|human|person|customer|requester)\b|\b(if|when)\s+(asked|questioned)\b", re.I),
-    "deceive": re.compile(r"\b(never|omit|omitting|hide|conceal|secret(ly)?|confidential|hears?\s+about)\b", re.I),
+    "deceive": re.compile(r"\b(never|omit|omitting|hide|conceal|secret(ly)?|confidential|hears?\s+about|keep\s+quiet|"
+                          r"explain\s+(it|this|that)\s+away|avoid\s+(bringing\s+up|mentioning|discussing|raising)|"
+                          r"doesn'?t\s+need\s+(to\s+know|the\s+details)|without\s+(telling|mentioning|informing))\b", re.I),
     # Telling the user something false about what happened.
     "lie": re.compile(r"\b(say|tell|answer|reply)\s+(\w+\s+){0,3}only\b|\bnothing\s+(more|else)\b|\bpretend\b|\blie\s+to\b|"
                       r"\breport\s+success\b|\beven\s+(when|if)\b[^.!?\n]{0,40}\bfails?\b", re.I),
     "other_tool": re.compile(r"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\b(?!\s*[:=])|\bthe\s+(?!this\b)[\w-]+\s+tool\b", re.I),
     "obligation": re.compile(r"\b(must|always|only\s+work|should\s+be\s+called|needs?\s+to|make\s+sure|be\s+sure|"
                              r"has\s+to|comply|obey|top\s+priority|highest\s+priority)\b", re.I),
-    "stale": re.compile(r"\b(is|are)\s+(now\s+)?(void|invalid|obsolete|outdated|out\s+of\s+date|cancelled|revoked|no\s+longer\s+valid)\b", re.I),
+    "stale": re.compile(r"\b(is|are)\s+(now\s+)?(void|invalid|obsolete|outdated|out\s+of\s+date|cancelled|revoked|no\s+longer\s+valid)\b|"
+                        r"\bno\s+longer\s+(count|counts|apply|applies|matter|matters|hold|holds)\b|\b(replaces|overrides|supersedes)\b|"
+                        r"\bover\s+(everything|anything)\s+else\b|\bnot\s+to\s+(whoever|the\s+one|your)\b", re.I),
     # Changing where another tool's effect lands (recipient, account, remote), or destroying things.
     "tamper": re.compile(r"\b(recipient|destination|receiver|address|account|channel|remote|iban)s?\b[^.!?\n]{0,30}\b(replaced|"
                          r"changed|swapped|redirected|set\s+to)\b|\b(replace|change|swap|redirect)\b[^.!?\n]{0,20}\b(the\s+)?"
@@ -209,10 +215,15 @@ _SIGNALS: dict[str, re.Pattern[str]] = {
     "outbound": re.compile(r"https?://|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+\d[\d\s-]{6,}|\b(GET|POST)\s+request\b|\bwebhook\b|"
                            r"\bendpoint\b|\b(our|a\s+remote|an\s+external|third-party)\s+(server|mirror|backup|collector)\b", re.I),
     "flow": re.compile(r"\b(include|send|append|pass|provide|upload|forward|post|copy|export|attach|paste|put|embed|"
-                       r"followed\s+by|share|transmit|leak|report)\b", re.I),
+                       r"followed\s+by|share|transmit|leak|report|add|filled\s+with|encode)\b", re.I),
+    # Where another tool's effect lands: an account, a remote, a cc line, a forced push.
+    "target": re.compile(r"\b(target|destination|receiving)\s+(account|address|number|remote|channel)\b|\b(cc|bcc)\s+(line|field)\b|"
+                         r"--force\b|\bmirror\s+remote\b|\baccount\s+(is\s+|number\s+)?\d[\d-]{3,}", re.I),
     "told": re.compile(r"\b(everything|all|whatever)\s+(the\s+user|they|you)\s+(has|have)?\s*(told|said|typed|written|shared)|"
                        r"\b(full|whole|entire|complete)\s+set\s+of\s+instructions\b|\byour\s+(instructions|system\s+prompt|rules)\b|"
-                       r"\bthe\s+user'?s\s+(last|previous|recent|latest)\s+(message|messages|question|reply)\b", re.I),
+                       r"\bthe\s+user'?s\s+(last|previous|recent|latest|most\s+recent)\s+(message|messages|question|reply|request)\b|"
+                       r"\b(our|this|the)\s+(chat|conversation)\s+so\s+far\b|\b(copy|transcript|log)\s+of\s+(our|this|the)\s+(chat|conversation)\b|"
+                       r"\b(the\s+user|they)\s+(has|have)\s+(mentioned|said|shared|typed|written|told\s+you)\b", re.I),
     "secret_file": re.compile(r"\.tfstate\b|~/\.\w*rc\b|\bsaved\s+passwords\b|\bLogin\s+Data\b|\bkeystore\b|\.pem\b|\.p12\b|"
                               r"\.kdbx\b|\bwallet\b|\bseed\s+phrase\b|\brecovery\s+(phrase|codes?)\b", re.I),
 }
@@ -225,6 +236,9 @@ _COMBINATIONS: list[tuple[frozenset[str], str]] = [
     (frozenset({"user_third", "deceive", "flow"}), "asks the model to hide something from the user"),
     (frozenset({"user_third", "deceive", "outbound"}), "asks the model to hide something from the user"),
     (frozenset({"other_tool", "obligation", "tamper"}), "tells the model how to use another tool"),
+    (frozenset({"other_tool", "target"}), "tells the model how to use another tool"),
+    (frozenset({"other_tool", "outbound", "flow"}), "tells the model how to use another tool"),
+    (frozenset({"user_third", "deceive"}), "asks the model to hide something from the user"),
     (frozenset({"told", "flow"}), "asks the model to send conversation, secrets or files somewhere"),
     (frozenset({"told", "outbound"}), "asks the model to send conversation, secrets or files somewhere"),
     (frozenset({"secret_file", "flow"}), "points at credential files"),
@@ -250,7 +264,7 @@ _CREDENTIAL_PATHS = re.compile(
     r"\.config/gcloud\b|application_default_credentials\.json|\.azure/|msal_token_cache|accessTokens\.json|"
     r"\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|"
     r"\.config/gh/hosts\.ya?ml|\bhosts\.ya?ml\b|\bmcp\.json\b|claude_desktop_config\.json|"
-    r"/etc/(passwd|shadow|sudoers)\b|\.(bash|zsh)_history\b|\bprivate\s+key\s+file\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
+    r"/etc/(passwd|shadow|sudoers)\b|/\.[\w-]*(token|credential|secret|passw)[\w.-]*\b|\.(bash|zsh)_history\b|\bprivate\s+key\s+file\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
 _CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password|secret|token)\w*_(content|text|file|data)|"
                                    r"\w*(content|text)_(from|of)_\w*(ssh|id_rsa|credential|key|secret)", re.I)
 
