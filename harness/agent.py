@@ -6,7 +6,9 @@ with a pinned discovery tool and with MCP tools.
 Every turn rebuilds the model's tool list from the conversation so far — the tools are a
 function of the transcript, not a fixed menu — and records what it did as a :class:`TurnEvent`,
 so a widget or a test sees every turn. Tool failures come back as error results (see
-:mod:`harness.registry`); the loop itself stops only on a final text or after ``max_turns``.
+:mod:`harness.registry`); the loop itself stops on a final text, after ``max_turns``, or when a
+stop reason ends the run (``max_tokens``, ``refusal``, ``model_context_window_exceeded``: the
+tool calls of that turn are not run). ``pause_turn`` sends the conversation back to continue.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.catalog import Ranked, ToolCatalog
 from harness.messages import Message, ToolResult, Transcript
-from harness.providers.base import Provider, Usage
+from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
 from harness.queries import QueryFn, query_from_transcript
 from harness.registry import DEFAULT_TIMEOUT, ToolRegistry
 from harness.tokens import ContextAccountant, ContextSnapshot, tools_tokens
@@ -52,7 +54,7 @@ class RunResult:
     final_text: str
     transcript: Transcript
     turns: list[TurnEvent]
-    stopped: str  # "end_turn" or "max_turns"
+    stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
     usage: Usage
 
     def calls(self) -> list[tuple[str, dict, bool]]:
@@ -129,8 +131,11 @@ async def arun(
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
             used_in += turn.usage.input_tokens
             used_out += turn.usage.output_tokens
-            transcript.append(turn.message)
-            results = [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls]
+            outcome = stop_outcome(turn)  # max_tokens, refusal, context window: the run ends, no call runs
+            if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
+                transcript.append(turn.message)
+            results = (unrun_results(turn.message, outcome) if outcome else
+                       [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls])
             if results:
                 transcript.append(Message("user", list(results)))
             pins = pinned_names + [t.name for t in pinned_objects]
@@ -140,11 +145,11 @@ async def arun(
                 maybe = on_event(event)
                 if inspect.isawaitable(maybe):
                     await maybe
-            if not turn.message.tool_calls:
+            if outcome or (not turn.message.tool_calls and turn.stop_reason != "pause_turn"):
                 break
     finally:
         if on_finish is not None:
             on_finish()
     last = turns[-1].response
-    stopped = "max_turns" if last.tool_calls else "end_turn"
+    stopped = outcome or ("max_turns" if last.tool_calls else "end_turn")
     return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, Usage(used_in, used_out))

@@ -2,9 +2,11 @@
 
 Introduced in Chapter 0 and read by Chapter 3, whose queries are derived from it.
 
-The blocks mirror the Anthropic Messages API (text, ``tool_use``, ``tool_result``) so a
-transcript converts to the API's dicts and back without loss, and so the offline stand-in
-model and Claude read exactly the same conversation.
+The blocks mirror the Anthropic Messages API (text, ``tool_use``, ``tool_result``, and the
+``thinking`` / ``redacted_thinking`` blocks of models that think) so a transcript converts to the
+API's dicts and back without loss, and so the offline stand-in model and Claude read exactly the
+same conversation. Thinking blocks are kept, unread, because the API requires them back
+unchanged (signature included) before the tool calls they led to.
 """
 from __future__ import annotations
 
@@ -48,7 +50,28 @@ class ToolResult:
         return out
 
 
-Block = Union[TextBlock, ToolCall, ToolResult]
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """A model's visible reasoning, with the signature the API checks when it is sent back."""
+
+    thinking: str
+    signature: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    """Reasoning the API returned encrypted; it goes back exactly as received."""
+
+    data: str
+
+    def to_api(self) -> dict[str, Any]:
+        return {"type": "redacted_thinking", "data": self.data}
+
+
+Block = Union[TextBlock, ToolCall, ToolResult, ThinkingBlock, RedactedThinkingBlock]
 
 
 def block_from_api(data: dict[str, Any]) -> Block:
@@ -63,7 +86,11 @@ def block_from_api(data: dict[str, Any]) -> Block:
         if isinstance(content, list):  # the API allows a list of text blocks
             content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
         return ToolResult(data["tool_use_id"], str(content), bool(data.get("is_error", False)))
-    raise ValueError(f"Unknown content block type {kind!r}; expected text, tool_use or tool_result.")
+    if kind == "thinking":
+        return ThinkingBlock(data.get("thinking", ""), data.get("signature", ""))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(data.get("data", ""))
+    raise ValueError(f"Unknown content block type {kind!r}; expected text, tool_use, tool_result, thinking or redacted_thinking.")
 
 
 @dataclass

@@ -3,9 +3,14 @@
 Introduced in Chapter 0; Chapter 3 builds a fresh registry every turn from the selected tools.
 
 ``dispatch`` never raises into the agent loop. Whatever goes wrong — an unknown or unloaded
-tool, arguments that fail the schema, an exception in the tool, a tool that never returns —
-comes back as an error *result* the model can read and recover from, because an exception
-would end the conversation while an error result lets the next turn fix it.
+tool, arguments that fail the schema, an invalid schema, an exception in the tool (even
+``SystemExit``, which argparse-style tools raise), a tool that never returns — comes back as an
+error *result* the model can read and recover from, because an exception would end the
+conversation while an error result lets the next turn fix it.
+
+A synchronous tool runs in a daemon thread of its own rather than in a shared pool: a tool that
+never returns then costs one parked thread, not a pool slot every later call waits for, and it
+cannot keep the interpreter from exiting (a pool's threads are joined at exit).
 """
 from __future__ import annotations
 
@@ -14,10 +19,13 @@ import concurrent.futures
 import difflib
 import inspect
 import json
-from typing import Any, Iterable
+import re
+import threading
+from typing import Any, Callable, Iterable
 
 from harness.messages import ToolResult
-from harness.schema_check import first_error
+from harness.safe_text import valid_unicode
+from harness.schema_check import first_error, schema_problem
 from harness.tools import Tool
 
 #: Results longer than this are cut before the model sees them (with a note saying so).
@@ -25,8 +33,37 @@ MAX_RESULT_CHARS = 20_000
 #: Seconds a tool may run before its call becomes an error result.
 DEFAULT_TIMEOUT = 30.0
 
-# Tools that never return keep their worker thread; a shared pool bounds how many can pile up.
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tool")
+
+
+class _ToolExited(Exception):
+    """A coroutine tool raised SystemExit; asyncio would stop the whole event loop for it."""
+
+    def __init__(self, exit: SystemExit) -> None:
+        super().__init__(exit.code)
+        self.exit = exit
+
+
+async def _exit_as_exception(coroutine: Any) -> Any:
+    try:
+        return await coroutine
+    except SystemExit as exc:
+        raise _ToolExited(exc) from None
+
+
+def _in_daemon_thread(name: str, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+    """Run ``fn()`` in a new daemon thread; its outcome (any exception included) lands in the future."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # SystemExit too: it is reported, never lost in the thread
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name=f"tool:{name}", daemon=True).start()
+    return future
 
 
 class DuplicateToolError(ValueError):
@@ -45,9 +82,15 @@ def render_result(value: Any) -> str:
         return str(value)
 
 
+_NOTE = re.compile(r"\n\[truncated: [\d,]+ of [\d,]+ characters cut\]\Z")
+
+
 def truncate(text: str, limit: int = MAX_RESULT_CHARS) -> str:
-    """Cut a long result to ``limit`` characters and say how much was cut."""
+    """Cut a long result to ``limit`` characters and say how much was cut (once: a cut text stays as it is)."""
     if len(text) <= limit:
+        return text
+    note = _NOTE.search(text, max(0, len(text) - 80))
+    if note and note.start() <= limit:
         return text
     cut = len(text) - limit
     return f"{text[:limit]}\n[truncated: {cut:,} of {len(text):,} characters cut]"
@@ -72,6 +115,7 @@ class ToolRegistry:
         max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        self.invalid: dict[str, str] = {}  # tool name -> why its input schema cannot be used
         self.known = set(known)
         self.unloaded_hint = unloaded_hint
         self.timeout = timeout
@@ -83,6 +127,9 @@ class ToolRegistry:
         if t.name in self._tools:
             raise DuplicateToolError(f"A tool named {t.name!r} is already registered; tool names must be unique.")
         self._tools[t.name] = t
+        problem = schema_problem(t.input_schema)
+        if problem:
+            self.invalid[t.name] = problem
         return t
 
     def __contains__(self, name: object) -> bool:
@@ -115,6 +162,8 @@ class ToolRegistry:
             close = difflib.get_close_matches(name, list(self._tools) + sorted(self.known), n=3, cutoff=0.5)
             hint = f" Did you mean: {', '.join(close)}?" if close else f" Available: {', '.join(self._tools) or 'none'}."
             return f"Unknown tool '{name}'.{hint}"
+        if name in self.invalid:
+            return f"Tool '{name}' cannot be called: its input schema is invalid ({self.invalid[name]})."
         if not isinstance(args, dict):
             return f"Arguments for '{name}' must be a JSON object, got {type(args).__name__}."
         schema = self._tools[name].input_schema
@@ -128,13 +177,16 @@ class ToolRegistry:
 
     # --- running it ----------------------------------------------------------------------
 
+    # Results enter the transcript, which is sent as JSON: they must be valid Unicode.
     def _error(self, call_id: str, text: str) -> ToolResult:
-        return ToolResult(call_id, text, is_error=True)
+        return ToolResult(call_id, valid_unicode(text), is_error=True)
 
     def _ok(self, call_id: str, value: Any) -> ToolResult:
-        return ToolResult(call_id, truncate(render_result(value), self.max_result_chars))
+        return ToolResult(call_id, valid_unicode(truncate(render_result(value), self.max_result_chars)))
 
     def _failed(self, call_id: str, name: str, exc: BaseException) -> ToolResult:
+        if isinstance(exc, SystemExit):
+            return self._error(call_id, f"Tool '{name}' tried to exit the program (SystemExit: {exc.code}); the program goes on.")
         return self._error(call_id, f"Tool '{name}' failed: {type(exc).__name__}: {exc}")
 
     def _timed_out(self, call_id: str, name: str) -> ToolResult:
@@ -150,12 +202,13 @@ class ToolRegistry:
             return self._error(call_id, f"Tool '{name}' has no implementation attached.")
         if inspect.iscoroutinefunction(t.fn):
             return self._error(call_id, f"Tool '{name}' is asynchronous; call it with adispatch().")
-        future = _POOL.submit(t.fn, **args)
+        fn = t.fn
+        future = _in_daemon_thread(name, lambda: fn(**args))
         try:
             return self._ok(call_id, future.result(timeout=self.timeout))
         except concurrent.futures.TimeoutError:
             return self._timed_out(call_id, name)
-        except Exception as exc:  # a tool's bug must not end the conversation
+        except (Exception, SystemExit) as exc:  # a tool's bug must not end the conversation
             return self._failed(call_id, name, exc)
 
     async def adispatch(self, name: str, args: Any, call_id: str = "call") -> ToolResult:
@@ -168,12 +221,13 @@ class ToolRegistry:
             return self._error(call_id, f"Tool '{name}' has no implementation attached.")
         try:
             if inspect.iscoroutinefunction(t.fn):
-                value = await asyncio.wait_for(t.fn(**args), self.timeout)
+                value = await asyncio.wait_for(_exit_as_exception(t.fn(**args)), self.timeout)
             else:
-                loop = asyncio.get_running_loop()
-                value = await asyncio.wait_for(loop.run_in_executor(_POOL, lambda: t.fn(**args)), self.timeout)
+                fn = t.fn
+                future = asyncio.wrap_future(_in_daemon_thread(name, lambda: fn(**args)))
+                value = await asyncio.wait_for(future, self.timeout)
             return self._ok(call_id, value)
         except asyncio.TimeoutError:
             return self._timed_out(call_id, name)
-        except Exception as exc:
-            return self._failed(call_id, name, exc)
+        except (Exception, SystemExit) as exc:
+            return self._failed(call_id, name, exc.exit if isinstance(exc, _ToolExited) else exc)

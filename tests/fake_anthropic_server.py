@@ -3,8 +3,8 @@
 The real ``anthropic`` SDK talks to it through ``base_url``, so tests cover the real request and
 response path with no network: headers, JSON, status codes, retries, dropped connections.
 
-It checks what a request must look like (model, max_tokens, messages that alternate and start
-with the user, every ``tool_use`` answered by a ``tool_result`` in the next message, tools with
+It checks what a request must look like (model, max_tokens, messages that start with the user
+and alternate — consecutive messages of one role count as one turn, as the API combines them —, every ``tool_use`` answered by a ``tool_result`` in the next message, tools with
 a name, a description and an object ``input_schema``) and answers with one deterministic rule:
 
 * the last user message carries tool results -> a text naming each tool and what it returned;
@@ -12,12 +12,21 @@ a name, a description and an object ``input_schema``) and answers with one deter
   (in the order the tools were sent), whose input is the first JSON object in the text, or {};
 * otherwise -> a text echoing the request.
 
-``usage`` counts words and punctuation of the request (``count_tokens`` gives the same number).
-Faults are queued with :meth:`FakeAnthropicServer.fail_next` and served one per request, in the
-API's own error shape. Every request is recorded, headers included, for tests to inspect.
+``usage`` counts words and punctuation of the request (``count_tokens`` gives the same number)
+and carries the prompt-caching fields and ``service_tier`` as the real API's does; every answer
+has the ``anthropic-ratelimit-*`` headers. Faults are queued with
+:meth:`FakeAnthropicServer.fail_next` and served one per request: an error in the API's own
+shape (any status, 408/409 included), a dropped connection, a hang, or a 200 whose body is an
+HTML page, cut-off JSON or ``{}`` (what a proxy in the way sends). :meth:`reply_next` queues a
+reply the rule above would not give — empty content, any stop reason, parallel tool calls,
+server-tool blocks. With ``thinking=True`` the server acts like a model that thinks by default:
+each reply starts with a signed ``thinking`` block, and, as the API does, a request whose last
+assistant tool call is not preceded by its thinking block, or carries a changed signature, is
+rejected. Every request is recorded, headers included, for tests to inspect.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
@@ -31,13 +40,32 @@ from typing import Any
 ERRORS: dict[str, tuple[int, str]] = {
     "invalid_request_error": (400, "Invalid request"),
     "authentication_error": (401, "invalid x-api-key"),
+    "billing_error": (402, "Your credit balance is too low to access the Anthropic API"),
+    "permission_error": (403, "Your API key does not have permission to use the specified resource"),
     "not_found_error": (404, "Not found"),
+    "request_too_large": (413, "Request exceeds the maximum allowed number of bytes"),
     "rate_limit_error": (429, "Number of request tokens has exceeded your per-minute rate limit"),
     "api_error": (500, "Internal server error"),
+    "timeout_error": (504, "Request timed out"),
     "overloaded_error": (529, "Overloaded"),
 }
 #: Faults that are not an error response: drop the connection, or say nothing for a while.
 SILENT_FAULTS = ("disconnect", "hang")
+#: Faults that answer 200 with a body that is not a Messages API response.
+BODY_FAULTS = {
+    "html": ("text/html", b"<!DOCTYPE html><html><body><h1>Sign in to the proxy</h1></body></html>"),
+    "truncated": ("application/json", b'{"id": "msg_cut", "type": "message", "role": "assistant", "content": [{"ty'),
+    "empty_object": ("application/json", b"{}"),
+}
+RATE_LIMIT_HEADERS = {
+    "anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49",
+    "anthropic-ratelimit-requests-reset": "2026-11-23T12:00:00Z",
+    "anthropic-ratelimit-input-tokens-limit": "50000", "anthropic-ratelimit-input-tokens-remaining": "49000",
+    "anthropic-ratelimit-input-tokens-reset": "2026-11-23T12:00:00Z",
+    "anthropic-ratelimit-output-tokens-limit": "10000", "anthropic-ratelimit-output-tokens-remaining": "9900",
+    "anthropic-ratelimit-output-tokens-reset": "2026-11-23T12:00:00Z",
+}
+_SIGNING_KEY = b"fake-anthropic-thinking"
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -47,6 +75,12 @@ class Fault:
     kind: str
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    status: int | None = None  # overrides the kind's usual status (408 and 409 have no kind of their own)
+
+
+def signature(thinking: str) -> str:
+    """The signature this server puts on a thinking block (and checks when it comes back)."""
+    return hashlib.sha256(_SIGNING_KEY + thinking.encode()).hexdigest()
 
 
 @dataclass
@@ -76,7 +110,19 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
-def validate(body: Any, *, counting: bool) -> None:
+def _merge_turns(messages: list[Any]) -> list[Any]:
+    """Consecutive messages of one role as one turn, as the API combines them."""
+    merged: list[Any] = []
+    for message in messages:
+        if (merged and isinstance(message, dict) and isinstance(merged[-1], dict)
+                and message.get("role") == merged[-1].get("role") and message.get("content")):
+            merged[-1] = {"role": message["role"], "content": _blocks(merged[-1]) + _blocks(message)}
+        else:
+            merged.append(message)
+    return merged
+
+
+def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
     """Raise RequestError naming the first rule the request breaks."""
     if not isinstance(body, dict):
         raise RequestError("The request body must be a JSON object.")
@@ -87,6 +133,7 @@ def validate(body: Any, *, counting: bool) -> None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: at least one message is required")
+    messages = _merge_turns(messages)
     for i, message in enumerate(messages):
         expected = "user" if i % 2 == 0 else "assistant"
         if not isinstance(message, dict) or message.get("role") != expected:
@@ -96,11 +143,14 @@ def validate(body: Any, *, counting: bool) -> None:
             raise RequestError(f"messages.{i}: content must be a non-empty string or list of blocks")
         for j, block in enumerate(_blocks(message)):
             kind = block.get("type") if isinstance(block, dict) else None
-            allowed = {"text"} | ({"tool_use"} if expected == "assistant" else {"tool_result"})
+            allowed = {"text"} | ({"tool_use", "thinking", "redacted_thinking", "server_tool_use",
+                                   "tool_search_tool_result"} if expected == "assistant" else {"tool_result"})
             if kind not in allowed:
                 raise RequestError(f"messages.{i}.content.{j}: block type {kind!r} is not allowed in a {expected} message")
             if kind == "tool_use" and not (block.get("id") and block.get("name") and isinstance(block.get("input"), dict)):
                 raise RequestError(f"messages.{i}.content.{j}: tool_use needs id, name and an object input")
+            if kind == "thinking" and block.get("signature") != signature(str(block.get("thinking", ""))):
+                raise RequestError(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
         if i == 0 and any(b.get("type") == "tool_result" for b in _blocks(message)):
             raise RequestError("messages.0: unexpected `tool_use_id` found in `tool_result` blocks")
         if expected == "assistant" and i + 1 < len(messages):
@@ -113,11 +163,29 @@ def validate(body: Any, *, counting: bool) -> None:
                 )
             if answered - asked:
                 raise RequestError(f"messages.{i + 1}: unexpected `tool_use_id` found in `tool_result` blocks")
+    if thinking and not counting:
+        calls = [i for i, m in enumerate(messages) if m["role"] == "assistant"
+                 and any(b.get("type") == "tool_use" for b in _blocks(m))]
+        if calls and _blocks(messages[calls[-1]])[0].get("type") not in ("thinking", "redacted_thinking"):
+            raise RequestError(
+                f"messages.{calls[-1]}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{_blocks(messages[calls[-1]])[0].get('type')}`. When `thinking` is enabled, a final `assistant` message "
+                "must start with a thinking block")
     tools = body.get("tools", [])
     if not isinstance(tools, list):
         raise RequestError("tools: Input should be a valid list")
     names: set[str] = set()
-    for k, t in enumerate(tools):
+    server_tools = [t for t in tools if isinstance(t, dict) and t.get("type", "custom") != "custom"]
+    custom = [t for t in tools if not (isinstance(t, dict) and t.get("type", "custom") != "custom")]
+    deferred = [t for t in custom if isinstance(t, dict) and t.get("defer_loading")]
+    if deferred and not any(str(t.get("type", "")).startswith("tool_search_tool") for t in server_tools):
+        raise RequestError("tools: deferred tools (defer_loading: true) need a tool search tool in the request")
+    if deferred and len(deferred) == len(tools):
+        raise RequestError("tools: at least one tool must not be deferred")
+    for t in server_tools:
+        if not _TOOL_NAME.match(str(t.get("name", ""))):
+            raise RequestError(f"tools: server tool {t.get('type')!r} needs a name")
+    for k, t in enumerate(custom):
         if not isinstance(t, dict) or not _TOOL_NAME.match(str(t.get("name", ""))):
             raise RequestError(f"tools.{k}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         if not isinstance(t.get("description"), str):
@@ -161,8 +229,10 @@ def reply(body: dict[str, Any], tool_use_id: str) -> tuple[list[dict[str, Any]],
 class FakeAnthropicServer:
     """``with FakeAnthropicServer(api_key=K) as server:`` then point the SDK at ``server.base_url``."""
 
-    def __init__(self, api_key: str | None = None) -> None:
+    def __init__(self, api_key: str | None = None, *, thinking: bool = False) -> None:
         self.api_key = api_key  # when set, any other key gets the API's 401
+        self.thinking = thinking  # every reply starts with a signed thinking block
+        self.scripted: deque[tuple[list[dict[str, Any]], str]] = deque()
         self.requests: list[RecordedRequest] = []
         self.responses: list[dict[str, Any]] = []
         self.faults: deque[Fault] = deque()
@@ -179,11 +249,18 @@ class FakeAnthropicServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def fail_next(self, kind: str, times: int = 1, headers: dict[str, str] | None = None, seconds: float = 0.0) -> None:
-        """Queue ``times`` faults: an ERRORS kind (e.g. 'overloaded_error'), 'disconnect', or 'hang' for ``seconds``."""
-        if kind not in ERRORS and kind not in SILENT_FAULTS:
-            raise ValueError(f"Unknown fault {kind!r}; known: {sorted(ERRORS) + list(SILENT_FAULTS)}.")
-        self.faults.extend(Fault(kind, dict(headers or {}), seconds) for _ in range(times))
+    def fail_next(self, kind: str, times: int = 1, headers: dict[str, str] | None = None, seconds: float = 0.0,
+                  status: int | None = None, message: str | None = None) -> None:
+        """Queue ``times`` faults: an ERRORS kind (e.g. 'overloaded_error', with ``status`` and ``message``
+        to override), 'disconnect', 'hang' for ``seconds``, or a BODY_FAULTS kind ('html', 'truncated', 'empty_object')."""
+        if kind not in ERRORS and kind not in SILENT_FAULTS and kind not in BODY_FAULTS:
+            raise ValueError(f"Unknown fault {kind!r}; known: {sorted(ERRORS) + list(SILENT_FAULTS) + list(BODY_FAULTS)}.")
+        extra = dict(headers or {}) | ({"x-fault-message": message} if message else {})
+        self.faults.extend(Fault(kind, extra, seconds, status) for _ in range(times))
+
+    def reply_next(self, content: list[dict[str, Any]], stop_reason: str) -> None:
+        """Answer the next valid /v1/messages request with exactly this content and stop reason."""
+        self.scripted.append((content, stop_reason))
 
     def __enter__(self) -> "FakeAnthropicServer":
         self._thread.start()
@@ -207,10 +284,12 @@ class FakeAnthropicServer:
             self.requests.append(RecordedRequest(path, headers, body))
             number = len(self.requests)
             fault = self.faults.popleft() if self.faults else None
-        if fault and fault.kind in SILENT_FAULTS:
+        if fault and (fault.kind in SILENT_FAULTS or fault.kind in BODY_FAULTS):
             return fault
         if fault:
-            return self._error(fault.kind, ERRORS[fault.kind][1], fault.headers)
+            headers_out = {k: v for k, v in fault.headers.items() if k != "x-fault-message"}
+            message = fault.headers.get("x-fault-message", ERRORS[fault.kind][1])
+            return self._error(fault.kind, message, headers_out, fault.status)
         sent_key = self.requests[-1].api_key()
         if sent_key is None or (self.api_key is not None and sent_key != self.api_key):
             return self._error("authentication_error", "invalid x-api-key")
@@ -220,24 +299,31 @@ class FakeAnthropicServer:
             return self._error("not_found_error", f"Not found: {path}")
         counting = path.endswith("/count_tokens")
         try:
-            validate(body, counting=counting)
+            validate(body, counting=counting, thinking=self.thinking)
         except RequestError as err:
             return self._error("invalid_request_error", str(err))
         if counting:
-            return 200, {}, {"input_tokens": count_tokens(body)}
-        content, stop_reason = reply(body, tool_use_id=f"toolu_fake_{number:04d}")
+            return 200, dict(RATE_LIMIT_HEADERS), {"input_tokens": count_tokens(body)}
+        with self._lock:
+            scripted = self.scripted.popleft() if self.scripted else None
+        content, stop_reason = scripted or reply(body, tool_use_id=f"toolu_fake_{number:04d}")
+        if self.thinking and scripted is None:
+            thought = f"The user asked for something; request {number} decides how to answer."
+            content = [{"type": "thinking", "thinking": thought, "signature": signature(thought)}, *content]
         response = {
             "id": f"msg_fake_{number:04d}", "type": "message", "role": "assistant", "model": body["model"],
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": count_tokens(body), "output_tokens": len(_TOKEN.findall(json.dumps(content)))},
+            "usage": {"input_tokens": count_tokens(body), "output_tokens": len(_TOKEN.findall(json.dumps(content))),
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "standard"},
         }
         self.responses.append(response)
-        return 200, {}, response
+        return 200, dict(RATE_LIMIT_HEADERS), response
 
     @staticmethod
-    def _error(kind: str, message: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
+    def _error(kind: str, message: str, headers: dict[str, str] | None = None,
+               status: int | None = None) -> tuple[int, dict[str, str], Any]:
         body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}
-        return ERRORS[kind][0], dict(headers or {}), body
+        return status or ERRORS[kind][0], dict(headers or {}), body
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -247,6 +333,14 @@ class FakeAnthropicServer:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 answer = server._answer(self.path.split("?", 1)[0], headers, raw)
+                if isinstance(answer, Fault) and answer.kind in BODY_FAULTS:
+                    kind, data = BODY_FAULTS[answer.kind]
+                    self.send_response(200)
+                    self.send_header("content-type", kind)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if isinstance(answer, Fault):
                     if answer.kind == "hang":
                         server._stopping.wait(answer.seconds)

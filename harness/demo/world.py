@@ -180,6 +180,8 @@ class DemoWorld:
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
             for name in names:
                 p = Path(folder, name)
+                if p.is_symlink() and not p.resolve().is_relative_to(self.root):
+                    continue  # a link out of the sandbox is not followed (a walk must not read /etc/passwd)
                 files[self.rel(p)] = p.read_text(encoding="utf-8", errors="replace")
         return files
 

@@ -15,7 +15,18 @@ Why it is built this way:
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's
-  reason can quote the server's last words.
+  reason can quote the server's last words. The file is named from the server name made safe
+  (a server called ``../x`` cannot write outside the folder), and a folder the hub created is
+  removed when the hub closes, or at exit.
+* A server's tools are checked one by one: a definition the SDK's types reject, an invalid
+  input schema or a name that lands on another tool's costs that tool only (a status note).
+* A line on a server's stdout that is not an MCP message fails start-up, or the calls waiting
+  on that server, **at once** with the line quoted, instead of waiting for a timeout.
+* When a server exits, the helper processes it started go too: the SDK runs each server in a
+  process group of its own but ends the group only when the server itself will not exit. Each
+  server gets a random id in its environment, which its helpers inherit; at the end every process
+  still carrying it is ended (found through ``/proc``: on systems without it, only the SDK's
+  process-group kill applies).
 
 MCP tools become :class:`~harness.mcp.mcp_tool.MCPTool` objects, so the harness's own
 ``ToolRegistry.adispatch`` runs them; deferral and ``search_tools`` sit on top
@@ -27,28 +38,36 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import tempfile
 import time
+import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Mapping
 
 import anyio
 import mcp.types as mcp_types
+import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
-from harness.mcp.names import NameTable
+from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
 from harness.messages import ToolResult
 from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
+from harness.safe_text import printable, valid_unicode
+from harness.schema_check import schema_problem
 from harness.tools import Tool
 
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
 #: A server that answers ``tools/list`` with more pages than this is treated as broken.
 MAX_TOOL_PAGES = 1_000
+#: Environment variable carrying a server's session id, so its helper processes can be found at the end.
+SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
 
 
 class MCPCallError(RuntimeError):
@@ -76,15 +95,80 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _last_line(path: Path | None) -> str:
-    """The last non-empty line a server wrote to stderr (often the reason it died)."""
+    """The last non-empty line a server wrote to stderr (often the reason it died), escapes shown."""
     if path is None or not path.exists():
         return ""
     lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    return lines[-1][:200] if lines else ""
+    return printable(lines[-1][:200]) if lines else ""
 
 
-def render_content(result: mcp_types.CallToolResult) -> str:
-    """A ``tools/call`` result as the text a model reads; non-text blocks are described, not dropped."""
+def log_file_name(server: str) -> str:
+    """A file name for a server's log that stays inside the log folder, whatever the server is called."""
+    safe = sanitize(server)[:48]
+    return f"{safe}.log" if safe == server else f"{safe}-{identity_hash(server, '')[:8]}.log"
+
+
+def one_line(error: Exception) -> str:
+    """An exception as one short line: a pydantic dump becomes 'field: message' of its first error."""
+    if isinstance(error, pydantic.ValidationError) and error.errors():
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return printable(f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", "")), keep_newlines=False)
+    text = printable(str(error), keep_newlines=False)
+    return text[:200]
+
+
+def _garbage_text(error: Exception) -> str:
+    """The start of the line that was not an MCP message, as far as the parse error kept it."""
+    raw: Any = None
+    if isinstance(error, pydantic.ValidationError) and error.errors():
+        raw = error.errors()[0].get("input")
+    text = raw if isinstance(raw, str) else str(error).split("\n", 1)[0]
+    return printable(text.strip(), keep_newlines=False)[:120]
+
+
+class _LenientToolList(pydantic.BaseModel):
+    """A ``tools/list`` page whose entries are checked one by one instead of all or nothing."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
+    tools: list[Any] = []
+    nextCursor: str | None = None  # noqa: N815 (the wire name)
+
+
+def _ids_running(marker: str) -> list[int]:
+    """Processes whose environment carries ``marker`` (Linux /proc; elsewhere none are found)."""
+    found = []
+    needle = marker.encode()
+    for entry in Path("/proc").glob("[0-9]*") if Path("/proc/self/environ").exists() else ():
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return [pid for pid in found if pid != os.getpid()]
+
+
+async def end_leftovers(marker: str, grace: float = 2.0) -> None:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, every process still carrying ``marker``."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0.5)):
+        pids = _ids_running(marker)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and _ids_running(marker):
+            await anyio.sleep(0.05)
+
+
+def render_content(result: mcp_types.CallToolResult, limit: int | None = None) -> str:
+    """A ``tools/call`` result as the text a model reads; non-text blocks are described, not dropped.
+
+    With ``limit``, the text is cut to that many characters with a note of what was cut.
+    """
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
@@ -101,18 +185,50 @@ def render_content(result: mcp_types.CallToolResult) -> str:
             parts.append(f"[{getattr(block, 'type', type(block).__name__)} content]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    return truncate(text, limit) if limit is not None else text
 
 
-async def list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
-    """Every tool a server offers, following ``next_cursor`` page after page."""
+async def _list_page(session: ClientSession, cursor: str | None, notes: list[str]) -> tuple[list[mcp_types.Tool], str | None]:
+    """One ``tools/list`` page; when one entry breaks the SDK's types, the rest are still used."""
+    params = mcp_types.PaginatedRequestParams(cursor=cursor)
+    try:
+        page = await session.list_tools(params=params)
+        return page.tools, page.next_cursor
+    except pydantic.ValidationError:
+        dispatcher = getattr(session, "_dispatcher", None)
+        if dispatcher is None:  # no raw path in this SDK version: the server fails as a whole
+            raise
+    # The SDK validates a result by its method before any result type is applied, so the raw page
+    # is asked for again below its typed layer (mcp 2.x; pinned <3 in pyproject.toml).
+    wire = params.model_dump(by_alias=True, mode="json", exclude_none=True) or None
+    raw = _LenientToolList.model_validate(await dispatcher.send_raw_request("tools/list", wire, {}))
+    tools: list[mcp_types.Tool] = []
+    for number, entry in enumerate(raw.tools, 1):
+        try:
+            tools.append(mcp_types.Tool.model_validate(entry))
+        except pydantic.ValidationError as exc:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            label = f"tool #{number} skipped" + (f" ({printable(name, keep_newlines=False)[:64]!r})" if isinstance(name, str) else "")
+            notes.append(f"{label}: {one_line(exc)}")
+    # The SDK keeps per-tool state (output schemas) from listings; give it the tools that passed.
+    absorb = getattr(session, "_absorb_tool_listing", None)
+    if absorb is not None:
+        absorb(mcp_types.ListToolsResult(tools=tools, next_cursor=raw.nextCursor), complete=cursor is None and raw.nextCursor is None)
+    return tools, raw.nextCursor
+
+
+async def list_all_tools(session: ClientSession, notes: list[str] | None = None) -> list[mcp_types.Tool]:
+    """Every tool a server offers, following ``next_cursor`` page after page.
+
+    A definition the SDK's types reject is left out with a one-line reason appended to ``notes``.
+    """
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_TOOL_PAGES):
-        page = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-        tools.extend(page.tools)
-        cursor = page.next_cursor
+        page_tools, cursor = await _list_page(session, cursor, notes if notes is not None else [])
+        tools.extend(page_tools)
         if cursor is None:
             return tools
         if cursor in seen:
@@ -124,14 +240,29 @@ async def list_all_tools(session: ClientSession) -> list[mcp_types.Tool]:
 class ServerConnection:
     """One server's process and session, owned by the task that runs :meth:`run`."""
 
-    def __init__(self, config: ServerConfig, log_path: Path) -> None:
+    def __init__(self, config: ServerConfig, log_path: Path, max_result_chars: int = MAX_RESULT_CHARS) -> None:
         self.config = config
+        self.max_result_chars = max_result_chars
         self.status = ServerStatus(config.name, log_path=log_path)
         self.definitions: list[mcp_types.Tool] = []
         self.session: ClientSession | None = None
         self.ready = asyncio.Event()  # set once start-up has ended, however it ended
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.marker = f"{SERVER_ID_VARIABLE}={uuid.uuid4().hex}"
+        self.garbage: str | None = None  # the last line on stdout that was not an MCP message
+        self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
+
+    async def _on_message(self, message: Any) -> None:
+        """The session's message handler: a parse error is protocol garbage, which ends what waits."""
+        if isinstance(message, Exception):
+            self.garbage = _garbage_text(message)
+            if self.status.state == "ready":
+                note = f"it wrote something that is not an MCP message: {self.garbage}"
+                if note not in self.status.notes:
+                    self.status.notes.append(note)
+            for scope in list(self._waiting):
+                scope.cancel()
 
     def end_startup(self, state: State, reason: str) -> None:
         self.status.state, self.status.reason = state, reason
@@ -159,14 +290,21 @@ class ServerConnection:
         if problem:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
-        params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=dict(cfg.env), cwd=cfg.cwd)
+        name, value = self.marker.split("=", 1)
+        params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env={**cfg.env, name: value},
+                                       cwd=cfg.cwd, encoding_error_handler="replace")
         try:
             with open(self.status.log_path, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write) as session:
+                    async with ClientSession(read, write, message_handler=self._on_message) as session:
                         with anyio.move_on_after(cfg.startup_timeout) as deadline:
+                            self._waiting.add(deadline)
                             init = await session.initialize()
-                            self.definitions = await list_all_tools(session)
+                            self.definitions = await list_all_tools(session, self.status.notes)
+                        self._waiting.discard(deadline)
+                        if deadline.cancelled_caught and self.garbage is not None:
+                            return self.end_startup(
+                                "failed", f"the server wrote something that is not an MCP message on stdout: {self.garbage}")
                         if deadline.cancelled_caught:
                             return self.end_startup("timed out", f"did not finish start-up within {cfg.startup_timeout:g} s")
                         self.status.startup_seconds = time.perf_counter() - began
@@ -181,9 +319,11 @@ class ServerConnection:
             elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
                 self.end_startup("failed", self._exited_reason("during start-up"))
             else:
-                self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {exc}")
+                self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {one_line(exc)}")
         finally:
             self.session = None
+            with anyio.CancelScope(shield=True):
+                await end_leftovers(self.marker)  # helpers the server started and left behind
             if self.status.state == "ready":
                 self.status.state, self.status.reason = "stopped", "the session was closed"
             self.ready.set()
@@ -194,8 +334,14 @@ class ServerConnection:
         session = self.session
         if session is None or self.status.state != "ready":
             return f"MCP server '{name}' is {self.status.state}: {self.status.reason}.", True
+        scope = anyio.CancelScope()
+        self._waiting.add(scope)
         try:
-            result = await session.call_tool(raw_name, dict(arguments), read_timeout_seconds=timeout)
+            with scope:
+                result = await session.call_tool(raw_name, dict(arguments), read_timeout_seconds=timeout)
+            if scope.cancelled_caught:
+                return (f"MCP server '{name}' answered the call to '{raw_name}' with something that is not an MCP "
+                        f"message: {self.garbage}"), True
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED and self.stop.is_set():
                 return f"MCP server '{name}' was shut down during the call to '{raw_name}'.", True
@@ -206,8 +352,10 @@ class ServerConnection:
                 return f"Tool '{raw_name}' on MCP server '{name}' did not answer within {timeout:g} s; the call was abandoned.", True
             return f"MCP server '{name}' refused the call to '{raw_name}': {exc.message}", True
         except Exception as exc:  # a malformed reply must not end the agent loop either
-            return f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {exc}", True
-        return render_content(result), bool(result.is_error)
+            return f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {one_line(exc)}", True
+        finally:
+            self._waiting.discard(scope)
+        return render_content(result, self.max_result_chars), bool(result.is_error)
 
 
 async def _finish_shielded(awaitable: asyncio.Future[Any]) -> bool:
@@ -240,6 +388,9 @@ class MCPHub:
     ) -> None:
         self.config = load_config(config, environ)
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mcp-logs-"))
+        # A folder the hub made is the hub's to remove: on aclose(), or at exit if it never closed.
+        self._remove_logs = (weakref.finalize(self, shutil.rmtree, self.log_dir, ignore_errors=True)
+                             if log_dir is None else None)
         self.policy = policy
         self.max_result_chars = max_result_chars
         self.connections: dict[str, ServerConnection] = {}
@@ -259,10 +410,10 @@ class MCPHub:
         self._loop = asyncio.get_running_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for cfg in self.config:
-            conn = ServerConnection(cfg, self.log_dir / f"{cfg.name}.log")
+            conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars)
             self.connections[cfg.name] = conn
             if not cfg.enabled:
-                conn.end_startup("disabled", "enabled is false in the config")
+                conn.end_startup("disabled", cfg.skipped or "enabled is false in the config")
                 continue
             conn.task = asyncio.create_task(conn.run(), name=f"mcp-server:{cfg.name}")
         try:
@@ -278,7 +429,10 @@ class MCPHub:
         for conn in self.connections.values():
             conn.stop.set()
         tasks = [c.task for c in self.connections.values() if c.task is not None]
-        if tasks and await _finish_shielded(asyncio.gather(*tasks, return_exceptions=True)):
+        cancelled = bool(tasks) and await _finish_shielded(asyncio.gather(*tasks, return_exceptions=True))
+        if self._remove_logs is not None:
+            self._remove_logs()
+        if cancelled:
             raise asyncio.CancelledError()
 
     async def __aenter__(self) -> "MCPHub":
@@ -298,14 +452,22 @@ class MCPHub:
             server = conn.config.name
             by_server[server] = []
             for definition in {d.name: d for d in conn.definitions}.values():  # a repeated name counts once
+                label = printable(definition.name, keep_newlines=False)[:64]
+                if (server, definition.name) in self.names.skipped:
+                    conn.status.notes.append(f"tool '{label}' skipped: {self.names.skipped[(server, definition.name)]}")
+                    continue
                 canonical = self.names.name(server, definition.name)
+                problem = schema_problem(definition.input_schema)
+                if problem:
+                    conn.status.notes.append(f"tool '{label}' skipped: its input schema is invalid ({problem})")
+                    continue
                 if definition.name in conn.config.disabled_tools:
                     self.disabled[canonical] = f"it is listed in mcpServers.{server}.disabledTools"
                     continue
                 try:
                     t = build_mcp_tool(definition, server, canonical, self._caller(conn, definition.name))
                 except ValueError as exc:
-                    conn.status.notes.append(f"tool '{definition.name}' skipped: {exc}")
+                    conn.status.notes.append(f"tool '{label}' skipped: {one_line(exc)}")
                     continue
                 self.tools[canonical] = t
                 by_server[server].append(t)
@@ -377,7 +539,7 @@ class MCPHub:
         if t is None:
             return ToolResult(call_id, f"Unknown MCP tool '{name}'.", True)
         text, is_error = await self.connections[t.server].call(t.raw_name, args)
-        return ToolResult(call_id, truncate(text, self.max_result_chars), is_error)
+        return ToolResult(call_id, valid_unicode(truncate(text, self.max_result_chars)), is_error)
 
     # --- views ------------------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ Introduced in Chapter 5 (MCP integration).
 The shape is the one Claude Desktop, Claude Code and Cursor use, plus the switches tool search
 needs (``deferLoading``, ``disabledTools``, timeouts). A config is read once and checked whole:
 a wrong field fails here with one sentence naming the server and the field, instead of later as
-a server that silently never starts. ``${VAR}`` in ``env`` values is filled from the parent
+a server that silently never starts. A remote (``http``/``sse``/``url``) server is kept in the
+config as skipped, with the reason, so the stdio servers beside it still run. ``${VAR}`` in ``env`` values is filled from the parent
 environment because keys belong in the environment, not in a committed file; a server is given
 only the variables its config names (the SDK adds HOME, LOGNAME, PATH, SHELL, TERM and USER).
 """
@@ -28,6 +29,8 @@ DEFAULT_CALL_TIMEOUT = REGISTRY_TIMEOUT - 5.0
 
 _FIELDS = ("type", "command", "args", "env", "cwd", "deferLoading", "enabled", "disabledTools",
            "startupTimeout", "callTimeout")
+#: Transports other clients run; a server of one of these is skipped with a reason, not an error.
+_REMOTE_TYPES = ("http", "sse", "streamable-http", "streamableHttp", "ws", "websocket")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -49,6 +52,7 @@ class ServerConfig:
     disabled_tools: frozenset[str] = frozenset()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    skipped: str = ""  # why a server the config lists is not run (an http server), else ""
 
 
 @dataclass(frozen=True)
@@ -110,13 +114,18 @@ def parse_server(name: str, spec: Any, environ: Mapping[str, str]) -> ServerConf
         raise MCPConfigError("mcpServers has a server with an empty name; give every server a name.")
     if not isinstance(spec, dict):
         raise MCPConfigError(f"{where} must be an object with at least 'command', got {_type_name(spec)}.")
+    kind = spec.get("type", "stdio")
+    if kind in _REMOTE_TYPES or (kind == "stdio" and "url" in spec and "command" not in spec):
+        what = f"type {kind!r} servers are" if kind != "stdio" else "a 'url' server is"
+        return ServerConfig(name=name, command="", enabled=False,
+                            skipped=f"skipped: {what} not supported here; this harness runs stdio servers only")
     unknown = [k for k in spec if k not in _FIELDS]
     if unknown:
         close = difflib.get_close_matches(unknown[0], _FIELDS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f" (known fields: {', '.join(_FIELDS)})"
         raise MCPConfigError(f"{where} has an unknown field '{unknown[0]}'{hint}.")
-    if spec.get("type", "stdio") != "stdio":
-        raise MCPConfigError(f"{where}.type must be 'stdio' (the only transport this harness runs), got {spec['type']!r}.")
+    if kind != "stdio":
+        raise MCPConfigError(f"{where}.type must be 'stdio' (the only transport this harness runs), got {kind!r}.")
     command = spec.get("command")
     if not isinstance(command, str) or not command.strip():
         got = "nothing" if "command" not in spec else f"{_type_name(command)} {command!r}"
@@ -158,7 +167,12 @@ def _read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
         path = Path(text).expanduser()
         if not path.is_file():
             raise MCPConfigError(f"The MCP config file '{path}' does not exist.")
-        text, origin = path.read_text(encoding="utf-8"), f"The MCP config file '{path}'"
+        origin = f"The MCP config file '{path}'"
+        try:
+            text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not an error
+        except UnicodeDecodeError as exc:
+            raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+                                 "save it as UTF-8.") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

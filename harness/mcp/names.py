@@ -10,6 +10,10 @@ over 64 characters, get ``_`` plus the first 12 hex digits of the SHA-1 of the r
 
 The table is built from the *set* of identities at once, never tool by tool as servers answer: a
 name then depends only on which tools exist, not on which server happened to reply first.
+
+Only a crafted raw name can land exactly on another tool's hashed name (``t_87550abe05fb``). The
+hashed name is kept — it is provably that tool's — and the crafted tool alone is left out, listed
+in :attr:`NameTable.skipped` with the reason: one hostile tool cannot take a session down.
 """
 from __future__ import annotations
 
@@ -53,19 +57,23 @@ class NameTable:
             by_base[base_name(server, tool)].add((server, tool))
         self._to_identity: dict[str, tuple[str, str]] = {}
         self._to_name: dict[tuple[str, str], str] = {}
+        self.skipped: dict[tuple[str, str], str] = {}  # (server, tool) -> why it has no name
+        hashed, plain = [], []
         for base in sorted(by_base):
             group = by_base[base]
-            for server, tool in sorted(group):
-                clash = len(group) > 1 or len(base) > MAX_NAME_LENGTH
-                self._add(hashed_name(server, tool) if clash else base, (server, tool))
+            for identity in sorted(group):
+                if len(group) > 1 or len(base) > MAX_NAME_LENGTH:
+                    hashed.append((hashed_name(*identity), identity))
+                else:
+                    plain.append((base, identity))
+        for name, identity in hashed + plain:  # hashed names first: they are provably their tool's
+            self._add(name, identity)
 
     def _add(self, name: str, identity: tuple[str, str]) -> None:
         if name in self._to_identity:  # only a crafted tool name can land on another's hashed name
             other = self._to_identity[name]
-            raise ValueError(
-                f"MCP tools '{other[0]}/{other[1]}' and '{identity[0]}/{identity[1]}' both map to {name!r}; "
-                "rename or disable one of them."
-            )
+            self.skipped[identity] = f"its name {name!r} is already the name of {other[0]}/{other[1]}"
+            return
         self._to_identity[name] = identity
         self._to_name[identity] = name
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.mcp.suspicious import flag_tool
+from harness.safe_text import printable
 from harness.tokens import tools_tokens
 from harness.views.html import esc, table
 
@@ -36,8 +37,9 @@ class StatusRow:
 
     def cells(self) -> tuple[Any, ...]:
         startup = f"{self.startup_seconds:.1f} s" if self.startup_seconds is not None else "-"
-        return (self.server, self.state, self.loaded, self.deferred, self.disabled, f"{self.schema_tokens:,}",
-                startup, len(self.flags), self.reason)
+        # Names and reasons come from config files and servers: shown escaped, one line each.
+        return (printable(self.server, keep_newlines=False), self.state, self.loaded, self.deferred, self.disabled,
+                f"{self.schema_tokens:,}", startup, len(self.flags), printable(self.reason, keep_newlines=False))
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class SessionStatus:
         out = [line(HEADERS), *(line(c) for c in cells)]
         out.append(f"MCP tool definitions: {self.schema_tokens:,} tokens; shown this turn: {self.shown_tokens:,}; "
                    f"deferral saves {self.tokens_saved:,} tokens per request.")
-        out += [f"flag  {r.server}/{f}" for r in self.rows for f in r.flags]
+        out += [printable(f"flag  {r.server}/{f}", keep_newlines=False) for r in self.rows for f in r.flags]
         return "\n".join(out)
 
 

@@ -3,47 +3,292 @@
 Introduced in Chapter 5 (MCP integration).
 
 A third-party server writes the text the model reads as a tool description: "tool poisoning"
-hides instructions there ("ignore previous instructions", "do not tell the user", a file to read
-and send along), sometimes in characters a human reviewer never sees (Unicode tag characters,
-zero-width characters, HTML comments). The harness keeps descriptions exactly as given — it never
-executes or rewrites them — and only *flags* them, so a person decides; these are heuristics,
-and a clean result proves nothing.
+hides instructions there. The harness keeps descriptions exactly as given — it never executes
+or rewrites them — and only *flags* them, so a person decides; these are heuristics, and a clean
+result proves nothing.
+
+The rules follow the published attack classes, not any one sample's wording:
+
+* **instruction override** — "ignore / disregard / forget the previous instructions", "new
+  instructions", "you are now…" (Invariant Labs 2025; OWASP LLM01);
+* **concealment** — keep something from the user: "do not tell the user", "keep this secret",
+  "silently", "the user must not know";
+* **shadowing** — a description that rules how the model uses *another* tool ("when you call
+  send_email, always add bcc …"; Invariant Labs 2025);
+* **exfiltration** — send or include the conversation, the system prompt, secrets or files in
+  a call or to an address (Invariant Labs' WhatsApp attack; CyberArk's full-schema poisoning);
+* **credential paths** — ``~/.ssh``, cloud and registry credential files, MCP client configs
+  (Trail of Bits 2025);
+* **hidden characters** — Unicode tag characters, zero-width and direction controls, terminal
+  escapes, HTML comments and tags aimed at the model (Embrace The Red; Trail of Bits);
+* **homoglyphs** — words mixing Latin with Cyrillic or Greek look-alikes ("Ignоre" with a
+  Cyrillic о): flagged, and folded to Latin before the phrase rules run.
+
+Chapter 5 measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
+with a held-out part the rules were not written against) and the false-positive rate on 3,788
+real tool definitions.
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
 
+from harness.rates import Rate
 from harness.tools import Tool
 
+#: Poisoned descriptions with their attack class, source and split (package data, so it installs).
+CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
+
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
-_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # not \t \n \r: they are layout
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HIDDEN_TAG = re.compile(r"<\s*(important|system|secret|hidden|instructions?)\b[^>]*>", re.I)
+_HIDDEN_TAG = re.compile(r"<\s*(important|system|secret|hidden|instructions?|admin|assistant|sys)\b[^>]*>", re.I)
 
-#: (pattern, what it means) for instruction-like text aimed at the model. Checked against 3,788
-#: real tool definitions (the shared MCP-Zero, LiveMCPBench and ToolLens catalogs): words like
-#: "password" or "API key" are everyday parameters, so only credential *files* count.
+# Cyrillic and Greek letters that look like Latin ones (Unicode TR39 confusables, the common subset).
+_CONFUSABLES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
+    "ԁ": "d", "һ": "h", "ӏ": "l", "ԛ": "q", "ԝ": "w", "к": "k", "м": "m", "н": "h", "т": "t", "в": "b",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
+    "α": "a", "ο": "o", "ρ": "p", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "τ": "t", "υ": "u", "χ": "x",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+_WORDS = re.compile(r"[^\W\d_]+")
+
+# --- phrase rules, by attack class --------------------------------------------------------------
+_GAP = r"[^.!?\n]{0,40}?"  # a few words within one sentence
+_PRIOR = r"(previous|prior|above|earlier|preceding|former|original|other|all|any|every|your|system)"
+_RULES = r"(instructions?|rules|prompts?|directions|guidelines|guidance|policies|constraints|orders|messages?)"
+_USER = r"(the\s+)?(user|human|person|operator|customer|anyone|them)s?\b"
+_TELL = (r"(tell|telling|told|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|"
+         r"notify|notifying|alert|alerting|explain|explaining|let)")
+_SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transmit|transmitting|exfiltrate|leak|"
+         r"email|copy|copying|include|attach|attaching|pass|passing|append|appending|paste|share|sharing|"
+         r"put|embed|report)")  # not 'including', 'add' or 'write': descriptions use them for everyday things
+# What an attacker wants out: the conversation, the model's instructions, secrets, the user's data.
+_SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
+                  r"(full|entire|whole|complete)\s+(conversation|chat)s?|"
+                  r"(previous|earlier|prior|past|last|recent)\s+(\w+\s+){0,2}(messages|chats|conversations?|turns)|chat\s+history|"
+                  r"messages\s+(of|in|from)\s+(this|the)\s+(chat|conversation|thread)|"
+                  r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|"
+                  r"(api|access|secret|private|session|auth|bearer|refresh)[\s_-]*(keys?|tokens?)|"
+                  r"credentials?|secrets|passwords?|passphrases?|cookies|clipboard|(shell|bash|zsh)[\s_]*history|"
+                  r"environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
+                  r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages|e-?mails|location|address\s+book)|"
+                  r"home\s+(folder|directory)")
+_FIELD = r"(the\s+)?['\"`]?[\w-]+['\"`]?\s+(field|parameter|param|argument|arg|query\s+parameter)"
+
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|other|all)\b"
-                r"[^.\n]{0,20}\b(instructions?|rules|prompts?|directions)\b", re.I),
+    # instruction override
+    (re.compile(rf"\b(ignore|disregard|forget|override|bypass|skip|discard|abandon)\b{_GAP}\b{_PRIOR}\b{_GAP}\b{_RULES}\b", re.I),
      "tells the model to ignore its instructions"),
-    (re.compile(r"\b(do not|don't|never|without)\b[^.\n]{0,20}\b(tell|telling|inform|informing|mention|mentioning|"
-                r"reveal|revealing|show|showing|notify|notifying|alert|alerting)\b[^.\n]{0,20}\buser\b", re.I),
-     "asks the model to hide something from the user"),
-    (re.compile(r"\b(you are now|new instructions\s*:|your system prompt|"
-                r"(reveal|print|send|repeat|leak)\b[^.\n]{0,20}\bsystem prompt)", re.I),
+    (re.compile(rf"\b(ignore|disregard|forget|override|bypass|discard)\b{_GAP}\b{_RULES}\s+(above|before|so\s+far|you\s+(were|have\s+been)\s+given)", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(rf"\b{_RULES}\b[^.!?\n]{{0,60}}\b(no longer (valid|apply|applies)|are (outdated|void|obsolete|cancelled))", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(rf"\b(set\s+(it|them|that|this)?\s*aside|stop\s+(following|obeying)|no\s+longer\s+(follow|obey)|"
+                rf"pay\s+no\s+attention\s+to|throw\s+out)\b[^.!?\n]{{0,40}}\b({_RULES}|directives|system\s+(message|prompt)|programming)\b|"
+                rf"\b({_RULES}|directives|guidance)\b[^.!?\n]{{0,40}}\b(out\s+of\s+date|outdated|obsolete|superseded|invalid|void)\b|"
+                rf"\bthe\s+only\s+{_RULES}\s+that\s+(apply|applies|matter|count)", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"\b(forget|ignore|disregard)\s+(everything|all)\b[^.!?\n]{0,40}\b(told|said|given|received|know)\b", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"(\bnew\s+instructions?\s*:|\bsystem\s+override\b|\byou\s+are\s+now\s+(in\s+)?\w+\s+mode\b|"
+                r"\byour\s+(new|real|only)\s+(task|instructions?|goal)\b|\bobey\s+only\b|\bfrom\s+now\s+on,?\s+(you|answer|always)\b)", re.I),
      "addresses the model's own instructions"),
-    (re.compile(r"(~/\.ssh|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|\bmcp\.json\b|\.npmrc\b|\.netrc\b|"
-                r"/etc/passwd|/etc/shadow|(?<![\w.])\.env\b)", re.I),
-     "points at credential files"),
+    (re.compile(r"\b(reveal|print|send|repeat|leak|output|show|disclose)\b[^.!?\n]{0,30}\b(your\s+)?(system\s+prompt|hidden\s+rules)\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"(^|[.!?\n]\s*)SYSTEM\s*:|"
+                r"\byou\s+(may|can)\s+now\b|\byou\s+are\s+now\s+(allowed|permitted|authori[sz]ed|free)\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(pretend\s+(you\s+are|to\s+be)|act\s+as\s+if|grant\s+yourself|you\s+are\s+no\s+longer|"
+                r"role-?play\s+as|(supersedes|replaces|overrides|takes\s+precedence\s+over)\s+(all\s+)?(other|previous|prior|"
+                r"system|earlier)\s+(tool\s+)?(descriptions?|instructions?|rules|tools|prompts?))\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|\b(lift|lifts|lifted|remove|removes|disable|disables|"
+                r"bypass|bypasses|without)\s+(the\s+|any\s+|all\s+)?(usual\s+)?(safety\s+|content\s+)?(restrictions|filters|"
+                r"guardrails|safeguards)\b", re.I),
+     "tells the model its safety rules are off"),
+    (re.compile(r"\b(user|human|owner|admin(istrator)?)\s+(has|have)\s+(already\s+)?(approved|authori[sz]ed|consented|agreed|"
+                r"given\s+(permission|consent))\b|\bno\s+need\s+to\s+(confirm|ask\s+(for\s+)?(the\s+user'?s?\s+)?"
+                r"(confirmation|permission|approval|consent))\b", re.I),
+     "claims the user's approval in advance"),
+    # concealment
+    (re.compile(rf"\b(do\s+not|don'?t|never|without|must\s+not|should\s+not|nor)\b{_GAP}\b{_TELL}\b{_GAP}\b{_USER}", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(keep|kept)\b[^.!?\n]{{0,30}}\b(secret|hidden|confidential|private|quiet)\b[^.!?\n]{{0,20}}\bfrom\b", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b{_USER}[^.!?\n]{{0,30}}\b((must|should|need)\s+not|mustn'?t|shouldn'?t|(is|are)\s+not\s+(to\s+be\s+)?made)\s+(know|be\s+told|see|notice|aware|find\s+out)", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(under\s+no\s+circumstances|never|not)\b[^.!?\n]{{0,60}}\b{_USER}[^.!?\n]{{0,40}}\b(learn|find\s+out|know|"
+                rf"notice|realize|realise|become\s+aware|be\s+aware|be\s+told)\b|\bleave\s+(it|this|that)\s+out\s+of\s+"
+                rf"(anything|what|everything)\s+you\s+(say|tell|write|reply)|\bkeep\s+(it|this|that)\s+(to\s+yourself|between\s+us)", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(hide|conceal)\b[^.!?\n]{{0,30}}\bfrom\s+{_USER}", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(r"\b(do\s+not|don'?t|never|must\s+not)\s+(reveal|mention|disclose|repeat|show|share|discuss|explain)\s+"
+                r"(these|this|the|any\s+of\s+these|that)\s+(instructions?|rules|notes?|steps?|directives?|description|requirements?)\b", re.I),
+     "asks the model to hide something from the user"),
+    (re.compile(rf"\b(silently|secretly|quietly|covertly|discreetly|invisibly)\b[^.!?\n]{{0,20}}\b({_SEND}|call|read|run|open|load|execute|delete|remove)\b", re.I),
+     "asks the model to act without the user seeing"),
+    # shadowing: rules for how *another* tool is used
+    (re.compile(r"\b(when(ever)?|every\s+time|each\s+time|before|after)\b[^.!?\n]{0,40}\b(you|the\s+(assistant|model|agent|ai))?\s*"
+                r"(use|uses|call|calls|invoke|invokes|run|runs|using|calling|invoking)\s+(the\s+|any\s+)?"
+                r"(\(?[\w-]+\)?\s+)?(?!this\b)([a-z0-9]+_[a-z0-9_]+|[\w-]+\s+tool)\b"
+                r"[^.!?\n]{0,80}\b(always|must|make\s+sure|be\s+sure|set|change|replace|add|bcc|cc|redirect|route)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(side\s+effect|overrides?|takes\s+precedence)\b[^.!?\n]{0,40}\b(other|also\s+present|another|the)\b[^.!?\n]{0,30}\btools?\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(instead\s+of|rather\s+than)\s+(calling|using|invoking)\b[^.!?\n]{0,60}\btool\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(before|prior\s+to)\s+(responding|answering|replying|doing\s+anything|any\s+other)\b[^.!?\n]{0,60}"
+                r"\b(call|invoke|run|use)\s+(?!this\b)[a-z0-9]+_[a-z0-9_]+", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(always|also|silently|secretly|quietly)\s+(bcc|cc|forward|copy|send|redirect)\b[^.!?\n]{0,40}\S+@\S+\.\w+", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(when(ever)?|every\s+time|each\s+time|if)\b[^.!?\n]{0,60}\b(sent|called|used|invoked|run|made|posted)\s+"
+                r"(with|via|through|using|by)\s+(the\s+)?[a-z0-9]+_[a-z0-9_]+[^.!?\n]{0,60}\b(route|send|redirect|set|add|always|must|"
+                r"first)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\btool\s+(has\s+a\s+bug|is\s+(broken|buggy|deprecated\s+here)|does\s+not\s+work|doesn'?t\s+work|won'?t\s+work)\b|"
+                r"\b(never|not|don'?t|do\s+not)\s+(use\s+|call\s+)?the\s+(official\s+)?[\w-]+\s+tool\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(every|all|each)\s+(payments?|transfers?|messages?|e-?mails?)\s+(must|should)\s+(be\s+)?(made|sent|routed|"
+                r"addressed|go|directed)\s+to\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b[a-z]+_[a-z_]+\s+tool\s+(is\s+broken|does\s+not\s+work|must|should\s+always|only\s+works)\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(r"\b(all|every|each)\s+(e-?mails?|messages?|payments?|transfers?)\b[^.!?\n]{0,30}\b(to|must\s+go\s+to)\s+\S+@\S+", re.I),
+     "tells the model how to use another tool"),
+    # exfiltration
+    (re.compile(rf"\b{_SEND}\b[^.!?\n]{{0,40}}\b({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
+    (re.compile(rf"\b(read|open|load|cat)\b[^.!?\n]{{0,60}}\b(and|then)\s+{_SEND}\b[^.!?\n]{{0,30}}\b(its|their|the)\s+(content|contents|text|tokens?)\b", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(r"\b(must|should)\s+(hold|contain|include)\s+the\s+(text|content|contents)\s+of\b", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(rf"{_FIELD}\s+(must|should|shall|will|needs?\s+to)\s+(carry|contain|hold|include|have|receive|be\s+set\s+to)\b"
+                rf"[^.!?\n]{{0,40}}\b({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
+    (re.compile(rf"\b({_SECRET_THINGS})\b[^.!?\n]{{0,40}}\b(in|into|to|as)\s+{_FIELD}", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
+    (re.compile(rf"\b{_SEND}\b[^.!?\n]{{0,30}}\b(the\s+)?(full\s+|entire\s+|whole\s+)?(contents?|text)\s+of\s+(~|/|\.|the\s+(user'?s|private))", re.I),
+     "asks the model to send a file's content in a call"),
+    (re.compile(rf"\b(call|use|invoke|run)\b[^.!?\n]{{0,40}}\bwith\s+(the\s+)?({_SECRET_THINGS})\b", re.I),
+     "asks the model to send conversation, secrets or files somewhere"),
 ]
+
+# --- weak signals that only together mean an attack (a sentence at a time) ---------------------------
+# Each alone is ordinary in a tool description ("the user", "must", "include"); the classes above are
+# combinations of them: who is addressed, who is kept in the dark, what leaves, and where it goes.
+_SIGNALS: dict[str, re.Pattern[str]] = {
+    "model_self": re.compile(r"\b(your|you\s+were|you\s+have\s+been)\s+(\w+\s+){0,3}(instructions?|rules|configuration|configured|"
+                             r"guidelines|operator|system\s+(prompt|message)|programming|restrictions|safety|prompt|told|"
+                             r"instructed|directives)\b|\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|"
+                             r"\b(safety|usual|content)\s+(restrictions|filters|rules|guidelines)\b|"
+                             r"\b(placed|imposed|put)\s+on\s+you\b|\byou\s+(started|began)\s+with\b|\bset\s+up\s+your\b|"
+                             r"\byou\s+(now\s+)?answer\s+to\b|\byour\s+(prompt|limits|policy|setup|creators?|developers?)\b", re.I),
+    "user_third": re.compile(r"\b(the|this|that)\s+(user|human|person|customer|requester)\b|\b(if|when)\s+(asked|questioned)\b", re.I),
+    "deceive": re.compile(r"\b(never|omit|omitting|hide|conceal|secret(ly)?|confidential|hears?\s+about|keep\s+quiet|"
+                          r"explain\s+(it|this|that)\s+away|avoid\s+(bringing\s+up|mentioning|discussing|raising)|"
+                          r"doesn'?t\s+need\s+(to\s+know|the\s+details)|without\s+(telling|mentioning|informing))\b", re.I),
+    # Telling the user something false about what happened.
+    "lie": re.compile(r"\b(say|tell|answer|reply)\s+(\w+\s+){0,3}only\b|\bnothing\s+(more|else)\b|\bpretend\b|\blie\s+to\b|"
+                      r"\breport\s+success\b|\beven\s+(when|if)\b[^.!?\n]{0,40}\bfails?\b", re.I),
+    "other_tool": re.compile(r"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\b(?!\s*[:=])|\bthe\s+(?!this\b)[\w-]+\s+tool\b", re.I),
+    "obligation": re.compile(r"\b(must|always|only\s+work|should\s+be\s+called|needs?\s+to|make\s+sure|be\s+sure|"
+                             r"has\s+to|comply|obey|top\s+priority|highest\s+priority)\b", re.I),
+    "stale": re.compile(r"\b(is|are)\s+(now\s+)?(void|invalid|obsolete|outdated|out\s+of\s+date|cancelled|revoked|no\s+longer\s+valid)\b|"
+                        r"\bno\s+longer\s+(count|counts|apply|applies|matter|matters|hold|holds)\b|\b(replaces|overrides|supersedes)\b|"
+                        r"\bover\s+(everything|anything)\s+else\b|\bnot\s+to\s+(whoever|the\s+one|your)\b", re.I),
+    # Changing where another tool's effect lands (recipient, account, remote), or destroying things.
+    "tamper": re.compile(r"\b(recipient|destination|receiver|address|account|channel|remote|iban)s?\b[^.!?\n]{0,30}\b(replaced|"
+                         r"changed|swapped|redirected|set\s+to)\b|\b(replace|change|swap|redirect)\b[^.!?\n]{0,20}\b(the\s+)?"
+                         r"(recipient|destination|receiver|address|account|channel|remote)\b|\bdrop\s+table\b|\brm\s+-rf\b|"
+                         r"\bwipe\b|\.git\s+(folder|directory)\b", re.I),
+    "outbound": re.compile(r"https?://|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\+\d[\d\s-]{6,}|\b(GET|POST)\s+request\b|\bwebhook\b|"
+                           r"\bendpoint\b|\b(our|a\s+remote|an\s+external|third-party)\s+(server|mirror|backup|collector)\b", re.I),
+    "flow": re.compile(r"\b(include|send|append|pass|provide|upload|forward|post|copy|export|attach|paste|put|embed|"
+                       r"followed\s+by|share|transmit|leak|report|add|filled\s+with|encode)\b", re.I),
+    # Where another tool's effect lands: an account, a remote, a cc line, a forced push.
+    "target": re.compile(r"\b(target|destination|receiving)\s+(account|address|number|remote|channel)\b|\b(cc|bcc)\s+(line|field)\b|"
+                         r"--force\b|\bmirror\s+remote\b|\baccount\s+(is\s+|number\s+)?\d[\d-]{3,}", re.I),
+    "told": re.compile(r"\b(everything|all|whatever)\s+(the\s+user|they|you)\s+(has|have)?\s*(told|said|typed|written|shared)|"
+                       r"\b(full|whole|entire|complete)\s+set\s+of\s+instructions\b|\byour\s+(instructions|system\s+prompt|rules)\b|"
+                       r"\bthe\s+user'?s\s+(last|previous|recent|latest|most\s+recent)\s+(message|messages|question|reply|request)\b|"
+                       r"\b(our|this|the)\s+(chat|conversation)\s+so\s+far\b|\b(copy|transcript|log)\s+of\s+(our|this|the)\s+(chat|conversation)\b|"
+                       r"\b(the\s+user|they)\s+(has|have)\s+(mentioned|said|shared|typed|written|told\s+you)\b", re.I),
+    "secret_file": re.compile(r"\.tfstate\b|~/\.\w*rc\b|\bsaved\s+passwords\b|\bLogin\s+Data\b|\bkeystore\b|\.pem\b|\.p12\b|"
+                              r"\.kdbx\b|\bwallet\b|\bseed\s+phrase\b|\brecovery\s+(phrase|codes?)\b", re.I),
+}
+#: (signals that must all occur in one sentence, what they mean together)
+_COMBINATIONS: list[tuple[frozenset[str], str]] = [
+    (frozenset({"model_self", "obligation"}), "addresses the model's own instructions"),
+    (frozenset({"model_self", "flow"}), "addresses the model's own instructions"),
+    (frozenset({"model_self", "stale"}), "tells the model to ignore its instructions"),
+    (frozenset({"user_third", "lie"}), "asks the model to mislead the user"),
+    (frozenset({"user_third", "deceive", "flow"}), "asks the model to hide something from the user"),
+    (frozenset({"user_third", "deceive", "outbound"}), "asks the model to hide something from the user"),
+    (frozenset({"other_tool", "obligation", "tamper"}), "tells the model how to use another tool"),
+    (frozenset({"other_tool", "target"}), "tells the model how to use another tool"),
+    (frozenset({"other_tool", "outbound", "flow"}), "tells the model how to use another tool"),
+    (frozenset({"user_third", "deceive"}), "asks the model to hide something from the user"),
+    (frozenset({"told", "flow"}), "asks the model to send conversation, secrets or files somewhere"),
+    (frozenset({"told", "outbound"}), "asks the model to send conversation, secrets or files somewhere"),
+    (frozenset({"secret_file", "flow"}), "points at credential files"),
+]
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _combined_signals(text: str) -> list[str]:
+    """Reasons from :data:`_COMBINATIONS` that some sentence of ``text`` carries."""
+    found: dict[str, None] = {}
+    for sentence in _SENTENCE.split(text):
+        present = {name for name, pattern in _SIGNALS.items() if pattern.search(sentence)}
+        for needed, reason in _COMBINATIONS:
+            if needed <= present:
+                found[reason] = None
+    return list(found)
+
+
+#: Files that hold credentials: SSH and GPG keys, cloud, container and package-registry credentials,
+#: GitHub CLI and git tokens, MCP client configs (which hold other servers' keys), system password files.
+_CREDENTIAL_PATHS = re.compile(
+    r"(~?/?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.gnupg\b|\.aws/(credentials|config)\b|"
+    r"\.config/gcloud\b|application_default_credentials\.json|\.azure/|msal_token_cache|accessTokens\.json|"
+    r"\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|"
+    r"\.config/gh/hosts\.ya?ml|\bhosts\.ya?ml\b|\bmcp\.json\b|claude_desktop_config\.json|"
+    r"/etc/(passwd|shadow|sudoers)\b|/\.[\w-]*(token|credential|secret|passw)[\w.-]*\b|\.(bash|zsh)_history\b|\bprivate\s+key\s+file\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
+_CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password|secret|token)\w*_(content|text|file|data)|"
+                                   r"\w*(content|text)_(from|of)_\w*(ssh|id_rsa|credential|key|secret)", re.I)
 
 
 def _decode_tags(text: str) -> str:
     """The ASCII hidden in Unicode tag characters (U+E0020–U+E007E mirror printable ASCII)."""
     return "".join(chr(ord(c) - 0xE0000) for c in _TAG_CHARS.findall(text) if 0x20 <= ord(c) - 0xE0000 <= 0x7E)
+
+
+def _mixed_script_words(text: str) -> list[str]:
+    """Words that mix Latin letters with Cyrillic or Greek ones (a homoglyph disguise)."""
+    found = []
+    for word in _WORDS.findall(text):
+        scripts = {unicodedata.name(c, "?").split(" ")[0] for c in word}
+        if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+            found.append(word)
+    return found
+
+
+def visible_text(description: str) -> str:
+    """The text the phrase rules read: invisible characters dropped, tag text revealed, homoglyphs and
+    compatibility forms (fullwidth letters) folded to plain Latin."""
+    text = _ZERO_WIDTH.sub("", _TAG_CHARS.sub("", description)) + " " + _decode_tags(description)
+    return unicodedata.normalize("NFKC", text).translate(_CONFUSABLES)
 
 
 def flag_suspicious(description: str) -> list[str]:
@@ -65,14 +310,20 @@ def flag_suspicious(description: str) -> list[str]:
     tag = _HIDDEN_TAG.search(description)
     if tag:
         flags.append(f"an HTML tag <{tag.group(1).lower()}> aimed at the model")
-    # Match phrases on the text with invisible characters removed and hidden tag text revealed.
-    visible = _ZERO_WIDTH.sub("", _TAG_CHARS.sub("", description)) + " " + _decode_tags(description)
-    flags.extend(reason for pattern, reason in _PHRASES if pattern.search(visible))
+    mixed = _mixed_script_words(description)
+    if mixed:
+        flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
+    visible = visible_text(description)
+    reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
+    if _CREDENTIAL_PATHS.search(visible) or _CREDENTIAL_PARAMETER.search(visible):
+        reasons["points at credential files"] = None
+    reasons.update(dict.fromkeys(_combined_signals(visible)))
+    flags.extend(reasons)
     return flags
 
 
 def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
-    """(parameter path, description) for every description nested in a JSON Schema."""
+    """(parameter path, text) for every description nested in a JSON Schema, and each parameter's name."""
     found: list[tuple[str, str]] = []
     if isinstance(schema, dict):
         for key, value in schema.items():
@@ -80,7 +331,9 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
                 found.append((path, value))
             elif key == "properties" and isinstance(value, dict):
                 for pname, sub in value.items():
-                    found.extend(_schema_descriptions(sub, f"{path}.{pname}" if path else pname))
+                    where = f"{path}.{pname}" if path else pname
+                    found.append((where, str(pname)))  # a parameter's name is text the model reads too
+                    found.extend(_schema_descriptions(sub, where))
             elif isinstance(value, (dict, list)):
                 found.extend(_schema_descriptions(value, path))
     elif isinstance(schema, list):
@@ -89,9 +342,74 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def flag_tool(t: Tool) -> list[str]:
-    """Flags for a tool's description and for every parameter description in its input schema."""
-    flags = flag_suspicious(t.description)
-    for where, text in _schema_descriptions(t.input_schema):
+def flag_definition(description: str, input_schema: Any) -> list[str]:
+    """Flags for a tool's description and for every parameter name and description in its schema."""
+    flags = flag_suspicious(description)
+    for where, text in _schema_descriptions(input_schema):
         flags.extend(f"parameter '{where}': {reason}" for reason in flag_suspicious(text))
     return flags
+
+
+def flag_tool(t: Tool) -> list[str]:
+    """Flags for a tool's description and for every parameter description in its input schema."""
+    return flag_definition(t.description, t.input_schema)
+
+
+def poisoning_corpus() -> list[dict[str, Any]]:
+    """The poisoned descriptions Chapter 5 measures recall on: id, round, split, attack_class, source, text.
+
+    Rows were written in rounds. A round's ``heldout`` rows were written before that round's rules
+    and run once; rows that were read afterwards and used to widen the rules are ``dev``. Round 1
+    wrote the published attacks' phrasings; rounds 2–4 wrote fresh paraphrases of the same classes.
+    """
+    lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@dataclass(frozen=True)
+class DetectorReport:
+    """Recall on the poisoning corpus (dev and held-out apart) and false positives on real tools."""
+
+    recall_dev: Rate
+    recall_heldout: Rate
+    heldout_by_round: dict[int, Rate]  # the held-out part by the round that wrote it
+    heldout_by_class: dict[str, Rate]
+    false_positives: Rate | None  # None when no real definitions were given
+    missed: list[str]  # corpus ids not flagged
+    flagged_real: list[str]  # ids of real definitions that were flagged
+
+    def __str__(self) -> str:
+        lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
+                 f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
+        lines += [f"  held-out rows written in round {n}: {rate}" for n, rate in self.heldout_by_round.items()]
+        lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
+        lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
+                     else "false positives: no real tool definitions given (public data absent), not measured")
+        return "\n".join(lines)
+
+
+def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorReport:
+    """Measure the detector: recall on :func:`poisoning_corpus`, false positives on ``real``
+    definitions given as (id, description, input_schema) — tools presumed clean."""
+    corpus = poisoning_corpus()
+    caught = {row["id"]: bool(flag_suspicious(row["text"])) for row in corpus}
+    split = {s: [row["id"] for row in corpus if row["split"] == s] for s in ("dev", "heldout")}
+    flagged, n = [], 0
+    for tool_id, description, schema in real:
+        n += 1
+        if flag_definition(description, schema):
+            flagged.append(tool_id)
+    held = [row for row in corpus if row["split"] == "heldout"]
+
+    def rate(rows: list[dict[str, Any]]) -> Rate:
+        return Rate(sum(caught[row["id"]] for row in rows), len(rows))
+
+    return DetectorReport(
+        recall_dev=Rate(sum(caught[i] for i in split["dev"]), len(split["dev"])),
+        recall_heldout=Rate(sum(caught[i] for i in split["heldout"]), len(split["heldout"])),
+        heldout_by_round={n: rate([r for r in held if r["round"] == n]) for n in sorted({r["round"] for r in held})},
+        heldout_by_class={k: rate([r for r in held if r["attack_class"] == k]) for k in sorted({r["attack_class"] for r in held})},
+        false_positives=Rate(len(flagged), n) if n else None,
+        missed=[i for i, ok in caught.items() if not ok],
+        flagged_real=flagged,
+    )

@@ -7,10 +7,19 @@ How it is built, and why:
 * The official ``anthropic.AsyncAnthropic`` client sends the request, so what a chapter measures
   is what a user's own code would get. One client per event loop: an HTTP connection pool
   belongs to the loop that opened it, and notebooks and tests may run several loops.
-* Retries are ours, not the SDK's (which we start with ``max_retries=0``): anthropic 2.12 obeys
-  any ``retry-after`` however long it is. Here 429, 529, other 5xx and connection failures are
-  retried with exponential backoff; a ``retry-after`` is honoured up to ``max_delay`` and a longer
-  one ends the call at once, so the total wait is bounded by ``max_retries * max_delay``.
+* Retries are ours, not the SDK's (which we start with ``max_retries=0``), because the SDK obeys
+  any ``retry-after`` however long. The policy follows the SDK's in *what* is retried — 408,
+  409, 429, 5xx and 529, connection failures and timeouts, and whatever ``x-should-retry: true``
+  marks (``false`` is obeyed too) — and differs in three ways: a 429 that reports a spend or
+  usage limit is not retried (waiting does not lift it); a ``retry-after`` is honoured up to
+  ``max_delay`` (60 s by default, so a 45 s wait is waited) and a longer one ends the call at
+  once; and the total wait is bounded by ``max_retries * max_delay``.
+* A response is checked before it is read: a 200 that is an HTML login page, cut-off JSON or
+  ``{}`` (a proxy in the way) is a :class:`ProviderError`, not an ``AttributeError``.
+* Thinking blocks are kept in the reply (the API wants them back before the tool calls they led
+  to), and a model that thinks by default gets :data:`THINKING_HEADROOM` extra output tokens,
+  because thinking counts against ``max_tokens``. ``stop_reason`` is passed on unchanged; the
+  loop decides what each one means (see :func:`harness.providers.base.stop_outcome`).
 * Every failure the user must act on is a :class:`ProviderError` of one sentence, raised
   ``from None`` so no SDK traceback buries it. The key never appears in ``repr``, in an error
   or in a log line: ``repr`` shows at most its last four characters.
@@ -21,7 +30,6 @@ import asyncio
 import logging
 import os
 import random
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import urlsplit
 
@@ -29,54 +37,19 @@ import anthropic
 
 from harness.messages import Message, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
+from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, price_for  # noqa: F401 (re-exported)
 from harness.providers.settings import setting
 from harness.tools import Tool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-DEFAULT_MODEL = "claude-haiku-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-_READABLE_BLOCKS = ("text", "tool_use")
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost(self, n_calls: int, input_tokens_per_call: int, output_tokens_per_call: int) -> float:
-        if min(n_calls, input_tokens_per_call, output_tokens_per_call) < 0:
-            raise ValueError(
-                f"Call and token counts must be zero or more, got n_calls={n_calls}, "
-                f"input_tokens_per_call={input_tokens_per_call}, output_tokens_per_call={output_tokens_per_call}."
-            )
-        per_call = input_tokens_per_call * self.input_per_mtok + output_tokens_per_call * self.output_per_mtok
-        return n_calls * per_call / 1_000_000
-
-
-#: Approximate list prices as of late 2025 (USD per million tokens), by model family; the first
-#: key found in the model id wins, so the older, dearer Opus models come before the family row.
-#: Edit this dict or pass ``prices=`` when prices change.
-PRICES: dict[str, Price] = {
-    "opus-4-1": Price(15.0, 75.0),
-    "opus-4-0": Price(15.0, 75.0),
-    "opus-4-2025": Price(15.0, 75.0),
-    "opus": Price(5.0, 25.0),
-    "sonnet": Price(3.0, 15.0),
-    "haiku": Price(1.0, 5.0),
-}
-
-
-def price_for(model: str, prices: Mapping[str, Price] | None = None) -> Price:
-    """The list price of ``model`` (works offline: chapters print a sweep's cost before running it)."""
-    table = PRICES if prices is None else prices
-    for family, price in table.items():
-        if family in model:
-            return price
-    raise ValueError(f"No price is known for model {model!r}: pass prices={{{model!r}: Price(input_per_mtok, output_per_mtok)}}.")
+#: Blocks ``complete`` passes on: what the loop reads, and the thinking it must send back.
+_READABLE_BLOCKS = ("text", "tool_use", "thinking", "redacted_thinking")
+#: Extra output tokens a model that thinks by default may spend before its answer: thinking
+#: counts against max_tokens, so without this a 400-token answer budget is eaten by thought.
+THINKING_HEADROOM = 8_000
 
 
 def redact(key: str) -> str:
@@ -87,21 +60,43 @@ def redact(key: str) -> str:
     return f"{prefix}…{key[-4:]}"
 
 
+_SPEND_LIMIT_WORDS = ("usage limit", "spend limit", "spending limit", "credit balance", "billing")
+
+
 def retry_kind(err: anthropic.AnthropicError) -> str | None:
     """Why a failed request is worth repeating ('rate_limit', 'overloaded', ...), or None when it is not."""
     if isinstance(err, anthropic.APITimeoutError):
         return "timeout"
     if isinstance(err, anthropic.APIConnectionError):
         return "connection"
-    if not isinstance(err, anthropic.APIStatusError) or err.response.headers.get("x-should-retry") == "false":
+    if not isinstance(err, anthropic.APIStatusError):
+        return None
+    should = err.response.headers.get("x-should-retry")
+    if should == "false" or (err.status_code == 429 and _spend_limit(err)):
         return None
     if err.status_code == 429:
         return "rate_limit"
-    if err.status_code == 529 or err.type == "overloaded_error":
+    if err.status_code == 529 or getattr(err, "type", None) == "overloaded_error":
         return "overloaded"
-    if err.status_code == 408 or err.status_code >= 500:
+    if err.status_code in (408, 409) or err.status_code >= 500 or should == "true":
         return "server"
     return None
+
+
+def _spend_limit(err: anthropic.APIStatusError) -> bool:
+    """A 429 that reports a spend or usage limit: waiting a few seconds does not lift it."""
+    text = f"{_api_message(err)} {err.body}".lower()
+    return any(words in text for words in _SPEND_LIMIT_WORDS)
+
+
+def _api_message(err: anthropic.APIStatusError) -> str:
+    """The API's own message, read defensively (0.x-shaped errors and odd bodies lack fields)."""
+    message = getattr(err, "api_message", None)
+    if not isinstance(message, str):
+        body = err.body if isinstance(err.body, dict) else {}
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        message = inner.get("message") if isinstance(inner.get("message"), str) else None
+    return (message or str(err.body or "no details")).strip().rstrip(".")
 
 
 def retry_after(err: anthropic.AnthropicError) -> float | None:
@@ -129,7 +124,7 @@ class AnthropicProvider:
         timeout: float = 60,
         *,
         backoff: float = 1.0,
-        max_delay: float = 30.0,
+        max_delay: float = 60.0,
     ) -> None:
         if max_retries < 0 or timeout <= 0 or backoff < 0 or max_delay < 0:
             raise ValueError(
@@ -161,18 +156,40 @@ class AnthropicProvider:
     async def complete(
         self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024
     ) -> ModelTurn:
-        """Claude's next message for this conversation, with only ``tools`` on offer."""
+        """Claude's next message for this conversation, with only ``tools`` on offer.
+
+        ``max_tokens`` is the budget for the visible reply; a model that thinks by default gets
+        :data:`THINKING_HEADROOM` more, since its thinking counts against the same limit.
+        """
         request = self._request(system, transcript, tools)
-        response = await self.call(lambda client: client.messages.create(max_tokens=max_tokens, **request))
-        blocks = [block.model_dump(mode="json", exclude_none=True) for block in response.content]
-        unreadable = sorted({b["type"] for b in blocks} - set(_READABLE_BLOCKS))
+        info = model_info(self.model)
+        budget = max_tokens + (THINKING_HEADROOM if info is not None and info.thinks_by_default else 0)
+        response = await self.call(lambda client: client.messages.create(max_tokens=budget, **request))
+        return self._turn(response)
+
+    def _turn(self, response: Any) -> ModelTurn:
+        """A checked response as a :class:`ModelTurn`; anything that is not a Messages API reply is a ProviderError."""
+        content, usage = getattr(response, "content", None), getattr(response, "usage", None)
+        if (not isinstance(response, anthropic.types.Message) or not isinstance(content, list)
+                or not isinstance(getattr(usage, "input_tokens", None), int)
+                or not isinstance(getattr(usage, "output_tokens", None), int)):
+            raise ProviderError(self._not_a_reply(f"got {type(response).__name__} without content and usage"))
+        blocks = [block.model_dump(mode="json", exclude_none=True) for block in content]
+        unreadable = sorted({b.get("type", "?") for b in blocks} - set(_READABLE_BLOCKS))
         if unreadable:
             raise ProviderError(
-                f"Claude replied with {', '.join(unreadable)} blocks, which the harness does not handle: it expects only text and tool_use."
+                f"Claude replied with {', '.join(unreadable)} blocks, which the harness does not handle: "
+                "it reads text and tool_use and keeps thinking blocks."
             )
         message = Message.from_api({"role": "assistant", "content": blocks})
-        usage = Usage(response.usage.input_tokens, response.usage.output_tokens)
-        return ModelTurn(message, response.stop_reason or "", usage, response.model)
+        counted = Usage(usage.input_tokens, usage.output_tokens,
+                        getattr(usage, "cache_creation_input_tokens", None) or 0,
+                        getattr(usage, "cache_read_input_tokens", None) or 0)
+        return ModelTurn(message, response.stop_reason or "", counted, response.model or "")
+
+    def _not_a_reply(self, what: str) -> str:
+        return (f"The Anthropic API at {self.host} answered with something that is not a Messages API response "
+                f"({what}): check ANTHROPIC_BASE_URL and any proxy in between.")
 
     async def count_tokens(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> int:
         """Claude's own count of the input tokens this request would use (tiktoken's is only an estimate of it)."""
@@ -227,6 +244,8 @@ class AnthropicProvider:
         for attempt in range(1, attempts + 1):
             try:
                 return await request(self._client_for_this_loop())
+            except (ValueError, TypeError) as err:  # a 200 whose body is not JSON, or not the API's JSON
+                raise ProviderError(self._scrub(self._not_a_reply(f"{type(err).__name__}: {str(err).splitlines()[0][:80]}"))) from None
             except anthropic.AnthropicError as err:
                 kind = retry_kind(err)
                 asked = retry_after(err)
@@ -244,6 +263,8 @@ class AnthropicProvider:
         tries = f"after {attempts} attempt{'s' if attempts > 1 else ''} over {waited:.1f} s"
         if isinstance(err, anthropic.AuthenticationError):
             return "The Anthropic API rejected the API key (401): check ANTHROPIC_API_KEY in your environment or .env."
+        if isinstance(err, anthropic.APIStatusError) and err.status_code == 429 and kind is None and _spend_limit(err):
+            return f"The Anthropic API refused the request (429): {_api_message(err)}; raise the limit in the Console, retrying will not help."
         if kind == "rate_limit" and asked is not None and asked > self.max_delay:
             return f"The Anthropic API is rate-limiting this key (429) and asks to wait {asked:.0f} s, longer than max_delay={self.max_delay:g} s: try again later."
         if kind == "rate_limit":
@@ -255,12 +276,12 @@ class AnthropicProvider:
         if kind == "timeout":
             return f"The Anthropic API at {self.host} did not answer within {self.timeout:g} s ({tries}): try again or lower max_tokens."
         if isinstance(err, anthropic.APIStatusError):
-            detail = (err.api_message or str(err.body or "no details")).strip().rstrip(".")
+            detail = _api_message(err)
             if kind == "server":
                 return f"The Anthropic API kept failing with a server error ({err.status_code}) {tries}: {detail}."
             if isinstance(err, anthropic.NotFoundError):
                 return f"The Anthropic API found nothing at that address (404: {detail}): check ANTHROPIC_MODEL, now {self.model!r}."
-            return f"The Anthropic API rejected the request ({err.status_code} {err.type or 'error'}): {detail}."
+            return f"The Anthropic API rejected the request ({err.status_code} {getattr(err, 'type', None) or 'error'}): {detail}."
         return f"The Anthropic SDK failed with {type(err).__name__}: {str(err).strip().rstrip('.')}."
 
     def _scrub(self, text: str) -> str:

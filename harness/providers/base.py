@@ -9,8 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
-from harness.messages import Message, Transcript
+from harness.messages import Message, ToolResult, Transcript
 from harness.tools import Tool
+
+#: Stop reasons that end a run with that reason as its outcome (the API's names), and why.
+ENDING_STOPS = {
+    "max_tokens": "the reply was cut off at max_tokens",
+    "refusal": "the model declined to continue",
+    "model_context_window_exceeded": "the conversation no longer fits the model's context window",
+}
 
 
 class ProviderError(RuntimeError):
@@ -21,6 +28,8 @@ class ProviderError(RuntimeError):
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0  # prompt caching: written to the cache (billed at a premium)
+    cache_read_input_tokens: int = 0  # prompt caching: read from it (billed at a discount)
 
 
 @dataclass(frozen=True)
@@ -42,3 +51,16 @@ class Provider(Protocol):
     ) -> ModelTurn:
         """The model's next message given the conversation and the tools shown this turn."""
         ...
+
+
+def stop_outcome(turn: ModelTurn) -> str | None:
+    """The run's outcome when this turn's stop reason ends it (see :data:`ENDING_STOPS`), else None."""
+    return turn.stop_reason if turn.stop_reason in ENDING_STOPS else None
+
+
+def unrun_results(message: Message, outcome: str) -> list[ToolResult]:
+    """Error results for the tool calls of a turn that ended with ``outcome``: a call cut off at
+    max_tokens may be incomplete, so none is run — but each gets a result, which keeps the
+    transcript valid for the next request."""
+    why = ENDING_STOPS[outcome]
+    return [ToolResult(c.id, f"Not run: {why}, so this call may be incomplete.", is_error=True) for c in message.tool_calls]

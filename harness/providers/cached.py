@@ -5,17 +5,27 @@ Introduced in Chapter 1, where a sweep on Claude makes hundreds of calls.
 The key is a SHA-256 of everything that determines the answer (model, system prompt,
 transcript, tools shown, max_tokens). Only requests and responses are stored, never the API
 key. Delete the file to spend again.
+
+A line cut mid-write (a killed kernel) or edited by hand is skipped and listed in ``damaged``
+(and logged): the other answers are kept, and that request is simply asked again. Each new line
+goes to the file in one ``write`` on a file opened for appending, after a newline if the last
+line was cut, so a new answer is never glued onto a damaged one.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from harness.messages import Message, Transcript
 from harness.providers.base import ModelTurn, Usage
 from harness.tools import Tool
+
+log = logging.getLogger(__name__)
+_FIELDS = {"key", "message", "stop_reason", "usage", "model"}
 
 
 class CachedProvider:
@@ -25,11 +35,22 @@ class CachedProvider:
         self.path = Path(path)
         self.hits = self.misses = 0
         self._cache: dict[str, dict[str, Any]] = {}
+        self.damaged: list[str] = []  # one sentence per line that could not be read
         if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    row = json.loads(line)
-                    self._cache[row["key"]] = row
+            self._load()
+
+    def _load(self) -> None:
+        for number, raw in enumerate(self.path.read_bytes().split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+                if not isinstance(row, dict) or not _FIELDS <= set(row):
+                    raise ValueError("not a cache row")
+                self._cache[row["key"]] = row
+            except ValueError:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                self.damaged.append(f"{self.path}, line {number}: not valid JSON (cut off or edited?); skipped")
+                log.warning(self.damaged[-1])
 
     def __repr__(self) -> str:
         return f"CachedProvider({self.inner!r}, path={self.path.name!r}, entries={len(self._cache)})"
@@ -53,7 +74,16 @@ class CachedProvider:
         row = {"key": key, "message": turn.message.to_api(), "stop_reason": turn.stop_reason,
                "usage": {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}, "model": turn.model}
         self._cache[key] = row
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._append(json.dumps(row, ensure_ascii=False))
         return turn
+
+    def _append(self, line: str) -> None:
+        """One line added in a single write, starting on a line of its own."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            os.write(fd, (("\n" if cut else "") + line + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)

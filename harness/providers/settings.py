@@ -28,10 +28,20 @@ def _unquote(raw: str) -> str:
     return re.split(r"\s+#", value, maxsplit=1)[0].strip()  # an unquoted value may end in a comment
 
 
+def _decode(path: Path) -> str:
+    """The text of a .env file: UTF-8 (with or without a BOM), or UTF-16 with its BOM (Windows Notepad)."""
+    data = path.read_bytes()
+    codec = "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig"
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 or UTF-16 text: save it as UTF-8.") from None
+
+
 def read_env_file(path: Path) -> dict[str, str]:
     """The KEY=VALUE pairs of a .env file; a line that is neither that, blank nor a comment is an error."""
     values: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for number, line in enumerate(_decode(path).splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

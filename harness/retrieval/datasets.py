@@ -59,9 +59,18 @@ def _jsonl_path(path: str | os.PathLike[str], file_name: str) -> Path:
 
 
 def _records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; a bad line is an error naming file and line."""
-    with p.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    """(line number, object) for each non-blank line; a bad line is an error naming file and line.
+
+    Lines are decoded one by one (a UTF-8 byte-order mark at the start is allowed), so an
+    encoding error names its line too.
+    """
+    with p.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{p}, line {n}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                                 "save the file as UTF-8.") from None
             if not line.strip():
                 continue
             try:

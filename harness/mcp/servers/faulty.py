@@ -7,7 +7,14 @@ Introduced in Chapter 5 (MCP integration). Run: ``python -m harness.mcp.servers.
 * ``misbehave`` — a real server whose tools crash it, hang, fail, return a huge result,
   read a file, or list the environment variables it was given;
 * ``poisoned`` — one tool description carries hidden instructions (tool poisoning);
-* ``paged`` — a low-level ``Server`` listing its tools over several pages (``--tools``, ``--page-size``).
+* ``paged`` — a low-level ``Server`` listing its tools over several pages (``--tools``, ``--page-size``);
+* ``raw`` — a hand-written JSON-RPC loop that lists exactly the tool definitions given as JSON
+  (``--listing``, so they may be invalid or hostile) and answers calls by echoing the arguments,
+  or with a line that is not JSON-RPC (``--reply garbage``);
+* ``garbage-on-start`` — writes bytes that are not UTF-8 to stdout instead of the handshake;
+* ``escape-on-start`` — writes terminal escape sequences to stderr, then exits;
+* ``helper`` — a real server that starts a helper process (its pid written to ``--pid-file``)
+  and leaves it running when it exits.
 
 Real failures of real processes, not mocks: the hub has to survive exactly what a broken
 third-party server does.
@@ -15,13 +22,15 @@ third-party server does.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Annotated
 
 from pydantic import Field
 
-MODES = ("exit-on-start", "hang-on-start", "misbehave", "poisoned", "paged")
+MODES = ("exit-on-start", "hang-on-start", "misbehave", "poisoned", "paged", "raw", "garbage-on-start",
+         "escape-on-start", "helper")
 
 FILES = {"README.md": "# Example\nA tiny in-memory file tree.\n", "notes/todo.txt": "- ship it\n"}
 
@@ -128,11 +137,59 @@ def run_paged_server(n_tools: int, page_size: int) -> None:
     anyio.run(main)
 
 
+def run_raw_server(listing: list[dict], reply: str) -> None:
+    """Answer JSON-RPC by hand: no SDK types check what this server lists or sends."""
+    def send(message: dict) -> None:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        method, rid = request.get("method"), request.get("id")
+        if rid is None:
+            continue  # a notification
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "0.1.0"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": listing}})
+        elif method == "tools/call" and reply == "garbage":
+            sys.stdout.write("<html>502 Bad Gateway</html>\n")
+            sys.stdout.flush()
+        elif method == "tools/call":
+            text = json.dumps(request["params"].get("arguments") or {})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+
+
+def helper_server(pid_file: str):
+    import subprocess
+
+    from mcp.server.mcpserver import MCPServer
+
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(pid_file, "w", encoding="utf-8") as f:
+        f.write(str(helper.pid))
+    app = MCPServer("helper", version="0.1.0", log_level="WARNING")
+
+    @app.tool(structured_output=False)
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    return app
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m harness.mcp.servers.faulty", description=__doc__.split("\n")[0])
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("--tools", type=int, default=25, help="paged: how many tools")
     parser.add_argument("--page-size", type=int, default=10, help="paged: tools per page")
+    parser.add_argument("--listing", default="[]", help="raw: the tools/list entries, as JSON")
+    parser.add_argument("--reply", choices=("echo", "garbage"), default="echo", help="raw: how to answer calls")
+    parser.add_argument("--pid-file", help="helper: where to write the helper's pid")
     args = parser.parse_args(argv)
     if args.mode == "exit-on-start":
         print("faulty: cannot open the database file 'missing.db'; exiting", file=sys.stderr, flush=True)
@@ -143,6 +200,19 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.mode == "paged":
         return run_paged_server(args.tools, args.page_size)
+    if args.mode == "raw":
+        return run_raw_server(json.loads(args.listing), args.reply)
+    if args.mode == "garbage-on-start":
+        sys.stdout.buffer.write(b"\xff\xfe\x00 not UTF-8 \xc3\x28\n")
+        sys.stdout.flush()
+        for _ in sys.stdin:
+            pass
+        return
+    if args.mode == "escape-on-start":
+        print("faulty: \x1b[2J\x1b[31mscreen cleared\x1b]0;owned\x07", file=sys.stderr, flush=True)
+        sys.exit(4)
+    if args.mode == "helper":
+        return helper_server(args.pid_file).run()
     (misbehaving_server() if args.mode == "misbehave" else poisoned_server()).run()
 
 

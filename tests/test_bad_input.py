@@ -1,0 +1,186 @@
+"""Bad files and hostile text (issue 18, items 9, 10, 12, 13): one clear sentence, nothing lost."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+from harness.demo import demo_tools
+from harness.demo.world import DemoWorld
+from harness.mcp.config import load_config
+from harness.messages import Message, TextBlock, Transcript
+from harness.providers import settings
+from harness.providers.base import ModelTurn, Usage
+from harness.providers.cached import CachedProvider
+from harness.retrieval.datasets import load_queries, load_tools
+from harness.safe_text import printable
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = {"id": "fs/read_file", "server": "fs", "name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}
+
+
+def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+# --- item 9: terminal escapes -------------------------------------------------------------
+
+def test_printable_shows_escapes_and_keeps_layout():
+    assert printable("a\x1b[2Jb\tc\nd\x07\x9b") == "a\\x1b[2Jb\tc\nd\\x07\\x9b"
+    assert printable("a\nb\r", keep_newlines=False) == "a\\nb\\r"
+
+
+def test_escape_sequences_in_a_tools_file_do_not_reach_the_terminal(tmp_path):
+    path = tmp_path / "tools.jsonl"
+    rows = [{**TOOL, "description": "Read a file.\x1b[2J\x1b]0;owned\x07 It clears."},
+            {**TOOL, "id": "web/fetch", "name": "fetch", "description": "Fetch a URL."},
+            {**TOOL, "id": "db/query", "name": "query", "description": "Run SQL."}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = cli("search", "read a file", "--tools", str(path))
+    assert out.returncode == 0 and "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert "\\x1b[2J" in out.stdout
+
+
+# --- item 10: symlinks out of the sandbox --------------------------------------------------
+
+def test_walks_do_not_follow_links_out_of_the_sandbox(tmp_path):
+    secret = tmp_path / "outside.txt"
+    secret.write_text("root:x:0:0:secret line\n")
+    world = DemoWorld(tmp_path / "world")
+    (world.root / "docs").mkdir(exist_ok=True)
+    (world.root / "docs" / "link.txt").symlink_to(secret)
+    (world.root / "linkdir").symlink_to(tmp_path, target_is_directory=True)
+    (world.root / "inside_link.txt").symlink_to(world.root / "README.md")
+    tools = {t.name: t for t in demo_tools(world)}
+    found = tools["search_code"].fn(query="secret line")
+    assert found == ["No matches for 'secret line'."]
+    assert "docs/link.txt" not in tools["find_files"].fn(pattern="*.txt")
+    assert "inside_link.txt" in tools["find_files"].fn(pattern="*.txt")  # a link inside the sandbox is fine
+    with pytest.raises(ValueError, match="outside the sandbox"):
+        tools["read_file"].fn(path="docs/link.txt")
+
+
+# --- item 12: encodings, file names, .env, http servers ------------------------------------
+
+def test_a_bom_at_the_start_of_a_data_file_is_accepted(tmp_path):
+    tools = tmp_path / "tools.jsonl"
+    tools.write_bytes(b"\xef\xbb\xbf" + json.dumps(TOOL).encode() + b"\n")
+    assert [t.id for t in load_tools(tools)] == ["fs/read_file"]
+    queries = tmp_path / "queries.jsonl"
+    queries.write_bytes(b"\xef\xbb\xbf" + json.dumps({"qid": "q1", "query": "read it", "gold": ["fs/read_file"]}).encode() + b"\n")
+    assert [q.qid for q in load_queries(queries, tools=load_tools(tools))] == ["q1"]
+
+
+def test_a_file_that_is_not_utf8_is_named_in_the_error(tmp_path):
+    path = tmp_path / "tools.jsonl"
+    path.write_bytes(json.dumps(TOOL).encode() + b"\n" + json.dumps({**TOOL, "id": "fs/x", "description": "caf\xe9"}, ensure_ascii=False).encode("latin-1") + b"\n")
+    with pytest.raises(ValueError) as info:
+        load_tools(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}, line 2: not UTF-8 text") and "\n" not in message
+
+
+def test_a_utf16_env_file_is_read(tmp_path):
+    path = tmp_path / ".env"
+    path.write_text("# saved by Notepad\nANTHROPIC_MODEL=claude-haiku-4-5\n", encoding="utf-16")
+    assert settings.read_env_file(path) == {"ANTHROPIC_MODEL": "claude-haiku-4-5"}
+
+
+def test_an_unreadable_env_file_is_one_sentence(tmp_path):
+    path = tmp_path / ".env"
+    path.write_bytes(b"ANTHROPIC_MODEL=caf\xe9\xff\xfe\x00x\n")
+    with pytest.raises(ValueError) as info:
+        settings.read_env_file(path)
+    assert str(info.value) == f"{path} is not UTF-8 or UTF-16 text: save it as UTF-8."
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("ANTHROPIC_API_KEY pasted-value-without-equals\n", "line 1 is not KEY=VALUE"),
+    (None, "is not UTF-8 or UTF-16 text"),
+])
+def test_doctor_reports_a_bad_env_file_instead_of_aborting(tmp_path, content, expected):
+    from harness import __main__ as cli_module
+
+    path = tmp_path / ".env"
+    if content is None:
+        path.write_bytes(b"X=\xff\xfe\xfd\n")
+    else:
+        path.write_text(content)
+    lines = _doctor_with_env(cli_module, path)
+    model = [ln for ln in lines if ln.startswith("Model:")]
+    assert len(model) == 1 and expected in model[0] and "pasted-value" not in "\n".join(lines)
+
+
+def _doctor_with_env(cli_module, path: Path) -> list[str]:
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.delenv("ANTHROPIC_API_KEY", raising=False)
+        mp.setattr(settings, "env_file", lambda: path)
+        return cli_module.doctor_lines()
+    finally:
+        mp.undo()
+
+
+def test_a_config_file_with_a_bom_is_read_and_one_that_is_not_utf8_is_named(tmp_path):
+    from harness.mcp.config import MCPConfigError
+
+    good = tmp_path / "mcp.json"
+    good.write_bytes(b"\xef\xbb\xbf" + json.dumps({"mcpServers": {"local": {"command": "python3"}}}).encode())
+    assert [s.name for s in load_config(good)] == ["local"]
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"mcpServers": {"caf\xe9": {"command": "python3"}}}')
+    with pytest.raises(MCPConfigError) as info:
+        load_config(bad)
+    assert str(info.value) == f"The MCP config file '{bad}' is not UTF-8 text (byte 0xe9 at offset 20): save it as UTF-8."
+
+
+def test_an_http_server_in_the_config_is_skipped_and_the_rest_kept():
+    config = load_config({"mcpServers": {
+        "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+        "sse": {"url": "https://example.com/sse"},
+        "local": {"command": "python3"},
+    }})
+    assert [s.name for s in config.enabled] == ["local"]
+    assert config.servers["remote"].skipped == (
+        "skipped: type 'http' servers are not supported here; this harness runs stdio servers only")
+    assert config.servers["sse"].skipped.startswith("skipped: a 'url' server")
+
+
+# --- item 13: a damaged cache --------------------------------------------------------------
+
+class Echo:
+    name = model = "echo"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, *, system, transcript, tools, max_tokens=1024):
+        self.calls += 1
+        return ModelTurn(Message("assistant", [TextBlock(f"answer to {transcript.messages[-1].text}")]), "end_turn", Usage(1, 1), "echo")
+
+
+def ask(provider, text: str) -> str:
+    t = Transcript()
+    t.add_user(text)
+    return run(provider.complete(system="", transcript=t, tools=[])).message.text
+
+
+def test_a_cache_whose_last_line_was_cut_keeps_the_rest_and_names_the_line(tmp_path, caplog):
+    path = tmp_path / "cache.jsonl"
+    first = CachedProvider(Echo(), path)
+    ask(first, "one"), ask(first, "two")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 25])  # the second line cut mid-write
+    inner = Echo()
+    again = CachedProvider(inner, path)
+    assert again.damaged == [f"{path}, line 2: not valid JSON (cut off or edited?); skipped"]
+    assert ask(again, "one") == "answer to one" and inner.calls == 0  # the intact line is kept
+    assert ask(again, "two") == "answer to two" and inner.calls == 1  # the damaged one is asked again
+    third = CachedProvider(Echo(), path)  # the new line was not glued onto the damaged one
+    assert len(third._cache) == 2 and len(third.damaged) == 1
