@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, exact_first, min_max, top_ids
+from harness.ranking import check_k, exact_first, min_max, require_tools, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -46,8 +46,7 @@ class TaskRetriever:
     def __init__(self, tools: Sequence[CatalogTool], *, alpha: float = 0.3, clause_weight: float = 0.5,
                  server_weight: float = 0.3, lexical: FieldedBM25 | None = None,
                  dense: DenseRetriever | None = None) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        require_tools(tools)
         if not 0 <= alpha <= 1 or not 0 <= clause_weight <= 1:
             raise ValueError(f"alpha and clause_weight are shares between 0 and 1, got {alpha} and {clause_weight}.")
         self.ids = [t.id for t in tools]
