@@ -13,6 +13,7 @@ Two measurements, kept apart on purpose:
 """
 from __future__ import annotations
 
+import random
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -71,6 +72,11 @@ class ScenarioRun:
     def schema_tokens(self) -> int:
         """Tool-schema tokens sent over the whole run (every turn pays again)."""
         return sum(ev.snapshot.tool_tokens for ev in self.result.turns)
+
+    @property
+    def failed_calls(self) -> int:
+        """Tool calls that came back as errors (a wrong tool, bad arguments, a tool not loaded)."""
+        return sum(1 for _, _, ok in self.result.calls() if not ok)
 
     @property
     def discovery_tokens(self) -> int:
@@ -138,6 +144,42 @@ async def run_scenarios(
 
 def success_rate(runs: Sequence[ScenarioRun]) -> float:
     return statistics.fmean(r.success for r in runs) if runs else 0.0
+
+
+def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean of ``values`` (seeded: the same on every run)."""
+    if not values:
+        raise ValueError("A bootstrap interval needs at least one value.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}.")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    return means[int(tail * resamples)], means[min(resamples - 1, int((1 - tail) * resamples))]
+
+
+@dataclass(frozen=True)
+class RunsSummary:
+    """Task success (with a 95 % bootstrap interval over scenarios) and the cost of getting there."""
+
+    n: int
+    success: float
+    low: float
+    high: float
+    turns: float  # mean turns of the judged request
+    schema_tokens: float  # mean tool-schema tokens sent per scenario
+    failed_calls: float  # mean tool calls per scenario that came back as errors
+
+
+def summarize(runs: Sequence[ScenarioRun]) -> RunsSummary:
+    """The numbers a table of end-to-end runs shows, one row per configuration."""
+    if not runs:
+        raise ValueError("There are no runs to summarize.")
+    low, high = bootstrap_interval([float(r.success) for r in runs])
+    return RunsSummary(len(runs), success_rate(runs), low, high, statistics.fmean(r.turns for r in runs),
+                       statistics.fmean(r.schema_tokens for r in runs), statistics.fmean(r.failed_calls for r in runs))
 
 
 def narrated_steps(task: str, steps: Sequence[str]) -> list[Transcript]:
