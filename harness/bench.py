@@ -65,13 +65,14 @@ TABLE = ("bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf",
 DENSE_ROWS = ("dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task")
 
 
-def factory(name: str) -> Factory:
+def by_name(name: str) -> Factory:
+    """A factory for the retriever called ``name`` (see :func:`harness.retrieval.named.make_retriever`)."""
     return lambda t, e: make_retriever(name, t, encoder=e)
 
 
 def retrievers(dense: bool) -> dict[str, Factory]:
     """Every retriever the table compares (the dense ones only when the extra is installed)."""
-    return {name: factory(name) for name in TABLE if dense or name not in DENSE_ROWS}
+    return {name: by_name(name) for name in TABLE if dense or name not in DENSE_ROWS}
 
 
 def token_cut(report: Report, tools: Sequence[CatalogTool], k: int) -> float:
@@ -183,7 +184,7 @@ def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense:
     """p50/p95 query latency of rank_bm25 vs the inverted index vs hybrid, at growing catalog sizes
     (hybrid only in the full run: its first run embeds the whole catalog)."""
     names = ["bm25", "bm25-inverted"] + (["hybrid-rrf"] if dense and not quick else [])
-    factories = {name: factory(name) for name in names}
+    factories = {name: by_name(name) for name in names}
     sizes = [("scale-500", list(catalog[:500])), (f"scale-{len(catalog)}", list(catalog))]
     if not quick:
         big = scaled(catalog, 10)
