@@ -26,8 +26,8 @@ def quoted_values(text: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in QUOTED.finditer(text)]
 
 
-def split_steps(request: str) -> list[str]:
-    """The request's steps in order; quoted text is never split, "Looks good." and "hi" are not steps."""
+def split_unquoted(text: str, separator: re.Pattern[str]) -> list[str]:
+    """``text`` split at ``separator`` except inside quoted values; parts stripped of spaces and full stops."""
     protected: list[str] = []
 
     def hide(m: re.Match[str]) -> str:
@@ -37,6 +37,10 @@ def split_steps(request: str) -> list[str]:
     def restore(s: str) -> str:
         return re.sub(r"\x00(\d+)\x00", lambda m: protected[int(m.group(1))], s)
 
-    masked = QUOTED.sub(hide, request.strip())
-    parts = [restore(p.strip(" .")) for p in _STEP_SPLIT.split(masked)]
-    return [p for p in parts if p and tokenize(p) and not _ACKNOWLEDGEMENT.match(p)]
+    masked = QUOTED.sub(hide, text.strip())
+    return [restore(p.strip(" .")) for p in separator.split(masked) if p]
+
+
+def split_steps(request: str) -> list[str]:
+    """The request's steps in order; quoted text is never split, "Looks good." and "hi" are not steps."""
+    return [p for p in split_unquoted(request, _STEP_SPLIT) if p and tokenize(p) and not _ACKNOWLEDGEMENT.match(p)]

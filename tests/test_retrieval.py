@@ -262,7 +262,8 @@ def test_usage_prior_fills_the_lower_places_only():
 
 def test_clauses():
     assert clauses("Read the sales sheet, plot it by month and save the chart. Then email it.") == [
-        "Read the sales sheet", "plot it by month", "save the chart.", "Then email it."]
+        "Read the sales sheet", "plot it by month", "save the chart", "email it"]
+    assert clauses("Read 'a, and b.txt', then post it") == ["Read 'a, and b.txt'", "post it"]  # quoted text stays whole
     assert clauses("hello") == []
 
 
