@@ -2,7 +2,7 @@
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), whose numbers it reproduces.
 
-    python -m harness.bench [--out bench/results.json] [--quick] [--k 5]
+    harness bench [--out bench/results.json] [--quick] [--k 5]      (or python -m harness.bench)
 
 Rows are retriever × dataset: the demo world; LiveMCPBench as whole tasks and as single steps
 (steps carry their task's gold, so only Hit@k and MRR are shown for them — see
