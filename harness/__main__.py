@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     from harness.retrieval.named import ALIASES, retriever_names
 
     names = ", ".join([*retriever_names(dense=True), *ALIASES])
-    parser = argparse.ArgumentParser(prog="harness", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="harness", description="The workbook's command line: doctor, search, eval and bench.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
     s = sub.add_parser("search", help="rank tools for a query")

@@ -32,7 +32,7 @@ class Fixed:
     name = "fixed"
 
     def __init__(self, ids, scores):
-        self.ids, self._scores, self.order = list(ids), np.array(scores, dtype=float), None
+        self.ids, self._scores = list(ids), np.array(scores, dtype=float)
 
     def scores(self, query):
         return self._scores
