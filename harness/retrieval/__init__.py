@@ -1,8 +1,10 @@
 """Tool retrieval beyond plain BM25: one interface, many rankers, measured on public data.
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``). Every retriever is built from a
-catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers
-``rank(query, k=None) -> list[str]`` (tool ids, best first), so :func:`harness.eval.evaluate`
-and ``python -m harness.bench`` compare them on equal terms. Modules are imported directly
+catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers the one ranking
+contract, :class:`harness.ranking.Ranker` (``rank(query, k=None) -> list[str]``, tool ids, best
+first), so :func:`harness.eval.evaluate` and ``harness bench`` compare them on equal terms and a
+:class:`harness.ranking.Selector` lets any of them choose an agent's tools.
+:func:`harness.retrieval.named.make_retriever` builds one by name. Modules are imported directly
 (``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load torch only when asked.
 """
