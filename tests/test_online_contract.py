@@ -23,6 +23,7 @@ from harness.messages import RedactedThinkingBlock, ThinkingBlock, Transcript
 from harness.providers import settings
 from harness.providers.anthropic_provider import THINKING_HEADROOM, AnthropicProvider
 from harness.providers.base import ProviderError
+from harness.ranking import Selector
 from harness.tools import tool
 
 KEY = "sk-ant-" + "test-0123456789abcdefghijWXYZ"
@@ -72,7 +73,8 @@ def catalog() -> ToolCatalog:
 
 def agent(provider: AnthropicProvider, text: str, transcript: Transcript | None = None):
     """arun with both tools shown every turn (pinned), so selection plays no part here."""
-    return run(arun(provider, catalog(), text, transcript=transcript, pinned_tools=[save_note, word_count]))
+    selector = Selector.over(catalog(), pinned=[save_note, word_count])
+    return run(arun(provider, selector, text, transcript=transcript))
 
 
 def one_sentence(text: str) -> bool:
