@@ -6,5 +6,5 @@ contract, :class:`harness.ranking.Ranker` (``rank(query, k=None) -> list[str]``,
 first), so :func:`harness.eval.evaluate` and ``harness bench`` compare them on equal terms and a
 :class:`harness.ranking.Selector` lets any of them choose an agent's tools.
 :func:`harness.retrieval.named.make_retriever` builds one by name. Modules are imported directly
-(``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load torch only when asked.
+(``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load their model only when asked.
 """

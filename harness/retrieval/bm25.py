@@ -1,7 +1,8 @@
 """The baseline: BM25 over each tool's name and description.
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``) as the line every other retriever
-must beat; it is what most tool-search systems ship (see ``notes/anchors.md``).
+must beat; it is what most tool-search systems ship (Codex CLI, mcpproxy, Stacklok's optimizer, the
+Anthropic API's BM25 tool search).
 
 ``fast=True`` swaps rank_bm25 for :class:`~harness.retrieval.bm25_index.InvertedBM25`, which
 returns the very same scores while touching only the tools that share a term with the query;

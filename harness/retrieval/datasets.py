@@ -2,8 +2,10 @@
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
 
-Every source is normalised to one shape (``tools.jsonl`` + ``queries.jsonl``, see
-``../shared/data/README.md``) so one loader and one set of metrics serve all of them. The data is
+Every source is normalised to one shape so one loader and one set of metrics serve all of them:
+``tools.jsonl`` (one tool a line: ``id``, ``server``, ``name``, ``description``, ``input_schema``) and
+``queries.jsonl`` (``qid``, ``query``, ``gold`` tool ids; optionally ``gold_groups``, one slot of
+interchangeable ids per needed tool, and ``steps``, an annotator's plan). The data is
 never part of the repository: it is found through ``HARNESS_DATA`` or beside the repository, and
 everything that needs it says in one sentence what it skips when it is absent. Loading is strict
 by default because a silently dropped line or an unknown gold id would change every number

@@ -3,7 +3,7 @@
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
 
 BM25 finds the tool whose words the user used; the embedding finds the one whose *meaning*
-they described; each fixes misses of the other (``notes/embeddings.md``). Their scores live on
+they described; each fixes misses of the other (Chapter 6 measures both). Their scores live on
 unlike scales, so RRF fuses ranks instead: a tool scores Σ 1/(k + rank) over the lists that
 hold it. k (default 60, from the RRF paper) flattens the head: higher k trusts agreement
 between the lists more than either list's first place. Only each list's top ``depth`` (100)

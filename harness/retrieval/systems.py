@@ -1,4 +1,4 @@
-"""Named systems' ranking styles, rebuilt from their published descriptions (``notes/anchors.md``).
+"""Named systems' ranking styles, rebuilt from their published descriptions and source.
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``) so that what shipping tool-search
 systems do can be measured on the same catalogs and queries as everything else:
