@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +22,24 @@ def pytest_sessionfinish(session, exitstatus):
     from harness.demo.world import remove_stale_worlds
 
     remove_stale_worlds()
+
+
+@pytest.fixture
+def no_settings(monkeypatch, tmp_path) -> Path:
+    """No setting leaks in from the machine: an empty working folder (no .env here or above it that
+    the tests made), no key, model or base URL in the environment. Returns that folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def run_pytest(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    """A child pytest over ``args`` from the repository root, with extra environment, its output captured."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
+                           str(tmp_path / "base"), *args], cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, **env}, capture_output=True, text=True)
 
 
 def run(coro):

@@ -39,12 +39,8 @@ def reverse_text(text: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    """No setting leaks in from the machine: no .env, no key, model or base URL in the environment."""
-    monkeypatch.chdir(tmp_path)  # .env is looked for here and above
-    monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+def isolated(no_settings):
+    """No setting leaks in from the machine (see conftest)."""
 
 
 @pytest.fixture

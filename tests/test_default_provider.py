@@ -17,13 +17,9 @@ KEY = "sk-ant-api03-" + "k" * 40 + "Ab12"
 
 
 @pytest.fixture
-def repo(monkeypatch, tmp_path) -> Path:
-    """A fake repository root with no .env yet, and no ANTHROPIC_* settings in the environment."""
-    monkeypatch.chdir(tmp_path)  # .env is looked for here and above
-    monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
+def repo(no_settings) -> Path:
+    """A fake checkout with no .env yet, and no ANTHROPIC_* settings in the environment."""
+    return no_settings
 
 
 @pytest.fixture

@@ -8,14 +8,10 @@ what killed kernels left).
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import run_pytest
+
 HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_scenarios.py", "notebooks/00_start_here.ipynb"]
 
 
@@ -23,11 +19,7 @@ HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_scenar
 def test_heavy_parts_of_the_suite_leave_the_temp_folder_as_they_found_it(tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    env = {**os.environ, "TMPDIR": str(temp)}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"),
-         "--nbval-lax", "--nbval-current-env", *HEAVY],
-        cwd=ROOT, env=env, capture_output=True, text=True)
+    done = run_pytest(["--nbval-lax", "--nbval-current-env", *HEAVY], tmp_path, TMPDIR=str(temp))
     assert done.returncode == 0, done.stdout[-3000:]
     assert "passed" in done.stdout.splitlines()[-1]
     assert sorted(p.name for p in temp.iterdir()) == []

@@ -7,12 +7,8 @@ which was saved with the data present — so a compared output may not depend on
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from conftest import run_pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
                     ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "06_beyond_bm25")]
 
@@ -20,10 +16,7 @@ READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
 def test_chapters_that_read_public_data_pass_without_it(tmp_path):
     empty = tmp_path / "no-public-data"
     empty.mkdir()
-    env = {**os.environ, "HARNESS_DATA": str(empty)}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"),
-         "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=600", *READ_PUBLIC_DATA],
-        cwd=ROOT, env=env, capture_output=True, text=True)
+    done = run_pytest(["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=600", *READ_PUBLIC_DATA],
+                      tmp_path, HARNESS_DATA=str(empty))
     assert done.returncode == 0, done.stdout[-5000:]
     assert "failed" not in done.stdout.splitlines()[-1]
