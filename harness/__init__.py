@@ -6,11 +6,12 @@ Chapter 5 MCP, Chapter 6 evaluation and retrievers. Each module's docstring name
 """
 from harness.catalog import ToolCatalog
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.ranking import Ranker, Selector
 from harness.registry import DuplicateToolError, ToolRegistry
 from harness.tokens import ContextAccountant, count_text, tool_tokens, tools_tokens
 from harness.tools import Tool, tool
 
 __all__ = [
-    "ContextAccountant", "DuplicateToolError", "Message", "TextBlock", "Tool", "ToolCall", "ToolCatalog",
-    "ToolRegistry", "ToolResult", "Transcript", "count_text", "tool", "tool_tokens", "tools_tokens",
+    "ContextAccountant", "DuplicateToolError", "Message", "Ranker", "Selector", "TextBlock", "Tool", "ToolCall",
+    "ToolCatalog", "ToolRegistry", "ToolResult", "Transcript", "count_text", "tool", "tool_tokens", "tools_tokens",
 ]

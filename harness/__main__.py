@@ -1,7 +1,10 @@
-"""Command line: ``python -m harness doctor`` and ``python -m harness search "QUERY"``.
+"""Command line: ``harness doctor``, ``harness search``, ``harness eval`` and ``harness bench``.
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
-workshop starts; ``search`` is the Chapter 2 selector without a notebook.
+workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
+(:func:`harness.retrieval.named.make_retriever`) without a notebook; ``eval DATASET_DIR
+--retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
+Chapter 6's benchmark (:mod:`harness.bench`). ``python -m harness`` works the same.
 """
 from __future__ import annotations
 
@@ -55,37 +58,73 @@ def doctor_lines() -> list[str]:
     return lines
 
 
-def search_lines(query: str, k: int, tools_path: str | None) -> list[str]:
-    """Ranked tools for a query: BM25 over the demo world, or over a tools.jsonl."""
-    if tools_path:
-        from harness.retrieval.bm25 import BM25Retriever
-        from harness.retrieval.datasets import load_tools
+def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "catalog") -> list[str]:
+    """Ranked tools for a query: ``retriever`` over the demo world, or over a tools.jsonl."""
+    from harness.ranking import check_k
+    from harness.retrieval.datasets import demo_dataset, load_tools
+    from harness.retrieval.named import make_retriever
 
-        records = {t.id: t for t in load_tools(tools_path)}
-        retriever = BM25Retriever(list(records.values()))
-        scores = dict(zip(retriever.ids, retriever.scores(query)))
-        rows = [(scores[i], i, records[i].description) for i in retriever.rank(query, k) if scores[i] > 0]
-    else:
-        from harness.catalog import ToolCatalog
-        from harness.demo import demo_tools
+    check_k(k)
+    records = load_tools(tools_path) if tools_path else demo_dataset()[0]
+    ranker = make_retriever(retriever, records)
+    ranked = ranker.rank(query, k)
+    if not ranked:
+        return [f"No tool shares a term with {query!r} ({ranker.name} ranks only tools that do)."]
+    by_id = {t.id: t for t in records}
+    scores = dict(zip(ranker.ids, ranker.scores(query))) if callable(getattr(ranker, "scores", None)) else {}
+    lines = []
+    for i, tid in enumerate(ranked, 1):
+        score = f"{scores[tid]:7.3f}  " if tid in scores else ""
+        text = by_id[tid].description
+        lines.append(f"{i:>3}. {score}{tid} — {text.splitlines()[0][:100] if text else ''}")
+    return lines
 
-        rows = [(r.score, r.tool.name, r.tool.summary) for r in ToolCatalog(demo_tools()).search(query, k)]
-    if not rows:
-        return [f"No tool shares a term with {query!r}."]
-    return [f"{i:>3}. {score:7.3f}  {name} — {text.splitlines()[0][:100] if text else ''}" for i, (score, name, text) in enumerate(rows, 1)]
+
+def eval_lines(folder: str, retriever: str) -> list[str]:
+    """R@1/5/10, Complete@10, MRR and nDCG@10 of ``retriever`` on a data set folder (tools.jsonl + queries.jsonl)."""
+    from harness.eval import evaluate, load_queries, load_tools
+    from harness.retrieval.named import make_retriever
+
+    tools = load_tools(folder)
+    queries = load_queries(folder, tools=tools)
+    report = evaluate(make_retriever(retriever, tools), queries, ks=(1, 5, 10), name=retriever)
+    m = report.metrics()
+    columns = ("R@1", "R@5", "R@10", "Complete@10", "MRR", "nDCG@10")
+    return [f"{retriever} on {Path(folder).name}: {len(tools)} tools, {len(queries)} queries",
+            "  ".join(f"{c} {m[c]:.3f}" for c in columns)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+    """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
+    from harness.retrieval.named import ALIASES, retriever_names
+
+    names = ", ".join([*retriever_names(dense=True), *ALIASES])
+    parser = argparse.ArgumentParser(prog="harness", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
-    s = sub.add_parser("search", help="rank tools for a query with BM25")
+    s = sub.add_parser("search", help="rank tools for a query")
     s.add_argument("query")
     s.add_argument("-k", type=int, default=7, help="how many tools to print (default 7)")
     s.add_argument("--tools", help="a tools.jsonl (or a folder holding one) in the shared data format")
-    args = parser.parse_args(argv)
+    s.add_argument("--retriever", default="catalog", help=f"which retriever ranks (default catalog: Chapter 2's BM25); one of {names}")
+    e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10")
+    e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
+    e.add_argument("--retriever", required=True, help=f"one of {names}")
+    sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "bench":
+        from harness.bench import main as bench_main
+
+        return bench_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
-        lines = doctor_lines() if args.command == "doctor" else search_lines(args.query, args.k, args.tools)
+        if args.command == "doctor":
+            lines = doctor_lines()
+        elif args.command == "search":
+            lines = search_lines(args.query, args.k, args.tools, args.retriever)
+        else:
+            lines = eval_lines(args.dataset_dir, args.retriever)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

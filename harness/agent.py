@@ -5,7 +5,10 @@ with a pinned discovery tool and with MCP tools.
 
 Every turn rebuilds the model's tool list from the conversation so far — the tools are a
 function of the transcript, not a fixed menu — and records what it did as a :class:`TurnEvent`,
-so a widget or a test sees every turn. Tool failures come back as error results (see
+so a widget or a test sees every turn. *Which* tools a query selects is a
+:class:`~harness.ranking.Selector`'s business (any ranker: BM25, fielded, dense, hybrid…, plus
+pins, ``k``, a floor); tools that exist but are not loaded yet (deferred MCP tools) are a
+:class:`Deferral`'s. Tool failures come back as error results (see
 :mod:`harness.registry`); the loop itself stops only on a final text or after ``max_turns``.
 """
 from __future__ import annotations
@@ -14,10 +17,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Sequence, Union
 
-from harness.catalog import Ranked, ToolCatalog
+from harness.catalog import ToolCatalog
 from harness.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage
 from harness.queries import QueryFn, query_from_transcript
+from harness.ranking import Ranked, Selector
 from harness.registry import DEFAULT_TIMEOUT, ToolRegistry
 from harness.tokens import ContextAccountant, ContextSnapshot, tools_tokens
 from harness.tools import Tool
@@ -70,47 +74,61 @@ class RunResult:
 EventHook = Callable[[TurnEvent], Union[None, Awaitable[None]]]
 
 
+@dataclass(frozen=True)
+class Deferral:
+    """Tools that exist beyond the selector's and how they reach the model (Chapter 5's deferred MCP tools).
+
+    ``extra_tools`` is asked every turn for tools that became available during the run (those a
+    search activated). ``known`` names tools that exist but may not be loaded, so a call to one
+    says so, followed by ``hint`` (how to load it). ``all_tools_tokens`` is what showing every
+    tool would cost, for the events' comparison (by default the selector's tools and pins).
+    ``on_finish`` runs when the user's turn ends — to unload what a search found, say.
+    """
+
+    extra_tools: Callable[[], Sequence[Tool]] | None = None
+    known: Iterable[str] = ()
+    hint: str | None = None
+    all_tools_tokens: int | None = None
+    on_finish: Callable[[], None] | None = None
+
+
+def as_selector(tools: Selector | ToolCatalog) -> Selector:
+    """A catalog on its own is selected from as Chapter 2 does: BM25, seven tools, no pins."""
+    return tools if isinstance(tools, Selector) else Selector.over(tools)
+
+
 async def arun(
     provider: Provider,
-    catalog: ToolCatalog,
+    selector: Selector | ToolCatalog,
     user_message: str,
     *,
     transcript: Transcript | None = None,
-    pinned_tools: Sequence[Tool | str] = (),
-    extra_tools: Callable[[], Sequence[Tool]] | None = None,
-    tools_per_turn: int = 7,
+    deferral: Deferral = Deferral(),
     max_turns: int = 10,
     query_fn: QueryFn = query_from_transcript,
     system: str = DEFAULT_SYSTEM,
     accountant: ContextAccountant | None = None,
     on_event: EventHook | None = None,
-    on_finish: Callable[[], None] | None = None,
     tool_timeout: float = DEFAULT_TIMEOUT,
-    known_tools: Iterable[str] = (),
-    unloaded_hint: str | None = None,
-    all_tools_tokens: int | None = None,
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
-    ``pinned_tools`` are shown every turn whatever their score: catalog names, or Tool objects
-    that live outside the catalog (a discovery tool). ``extra_tools`` is asked every turn for
-    tools that became available during the run (MCP tools a search activated).
-    ``known_tools`` names tools beyond the catalog that exist but may not be loaded (deferred MCP
-    tools), so a call to one says so, followed by ``unloaded_hint`` (how to load it) when given;
-    ``all_tools_tokens`` is what showing every tool would cost, for the events' comparison (by
-    default the catalog's and the pinned tools' schemas). ``tool_timeout`` bounds each tool call
-    in seconds. ``on_finish`` runs when the user's turn ends — the run returns — to unload tools a search
-    found during it, say.
+    ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
+    transcript (a bare :class:`~harness.catalog.ToolCatalog` means BM25's best seven);
+    ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
     """
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
     transcript = transcript if transcript is not None else Transcript()
     accountant = accountant or ContextAccountant()
-    pinned_names = [p for p in pinned_tools if isinstance(p, str)]
-    pinned_objects = [p for p in pinned_tools if isinstance(p, Tool)]
-    catalog_tokens = all_tools_tokens if all_tools_tokens is not None else tools_tokens(catalog.tools) + tools_tokens(pinned_objects)
-    known = set(catalog.all_names()) | set(known_tools)
-    hint = {"unloaded_hint": unloaded_hint} if unloaded_hint else {}
+    selector = as_selector(selector)
+    pinned = list(selector.pinned)
+    pins = [t.name for t in pinned]
+    outside = [t for t in pinned if t.name not in {s.name for s in selector.tools}]
+    every = deferral.all_tools_tokens
+    catalog_tokens = every if every is not None else tools_tokens(selector.tools) + tools_tokens(outside)
+    known = {t.name for t in selector.tools} | set(deferral.known)
+    hint = {"unloaded_hint": deferral.hint} if deferral.hint else {}
     transcript.add_user(user_message)
     turns: list[TurnEvent] = []
     used_in = used_out = 0
@@ -118,9 +136,9 @@ async def arun(
     try:
         for n in range(1, max_turns + 1):
             query = query_fn(transcript)
-            ranked = catalog.rank(query, tools_per_turn, must_include=pinned_names) if len(catalog) else []
-            shown: dict[str, Tool] = {t.name: t for t in pinned_objects}
-            for t in [r.tool for r in ranked] + list(extra_tools() if extra_tools else []):
+            ranked = selector.rank(query)
+            shown: dict[str, Tool] = {}
+            for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
                 shown.setdefault(t.name, t)
             tools = list(shown.values())
             registry = ToolRegistry(tools, known=known, timeout=tool_timeout, **hint)
@@ -133,7 +151,6 @@ async def arun(
             results = [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls]
             if results:
                 transcript.append(Message("user", list(results)))
-            pins = pinned_names + [t.name for t in pinned_objects]
             event = TurnEvent(n, query, ranked, tools, snapshot, pins, catalog_tokens, turn.message, results)
             turns.append(event)
             if on_event is not None:
@@ -143,8 +160,8 @@ async def arun(
             if not turn.message.tool_calls:
                 break
     finally:
-        if on_finish is not None:
-            on_finish()
+        if deferral.on_finish is not None:
+            deferral.on_finish()
     last = turns[-1].response
     stopped = "max_turns" if last.tool_calls else "end_turn"
     return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, Usage(used_in, used_out))

@@ -30,21 +30,19 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from harness.eval import Report, evaluate
-from harness.retrieval.base import Retriever
-from harness.retrieval.bm25 import BM25Retriever
+from harness.ranking import Ranker
 from harness.retrieval.datasets import (dataset_dir, demo_dataset, load_queries, load_tools,
                                         missing_data_note, step_queries)
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
-from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.learned import QueryLogRetriever, folds
+from harness.retrieval.named import make_retriever
 from harness.retrieval.records import CatalogTool, Query
-from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever
 from harness.tokens import tool_tokens
 
-Factory = Callable[[Sequence[CatalogTool], Encoder], Retriever]
+Factory = Callable[[Sequence[CatalogTool], Encoder], Ranker]
 QUALITY_COLUMNS = ("R@1", "R@5", "R@10", "Hit@5", "MRR", "nDCG@10")
 
 
@@ -61,22 +59,20 @@ class Row:
     token_cut: float | None = None  # share of schema tokens saved by showing only the top k
 
 
+#: The rows of the quality table, in order (built by :func:`harness.retrieval.named.make_retriever`).
+TABLE = ("bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf",
+         "dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task")
+DENSE_ROWS = ("dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task")
+
+
+def by_name(name: str) -> Factory:
+    """A factory for the retriever called ``name`` (see :func:`harness.retrieval.named.make_retriever`)."""
+    return lambda t, e: make_retriever(name, t, encoder=e)
+
+
 def retrievers(dense: bool) -> dict[str, Factory]:
     """Every retriever the table compares (the dense ones only when the extra is installed)."""
-    out: dict[str, Factory] = {
-        "bm25": lambda t, e: BM25Retriever(t),
-        "bm25-fielded": lambda t, e: FieldedBM25(t),
-        "pizzapi-substring": lambda t, e: PizzaPiRetriever(t),
-        "stackone-bm25-tfidf": lambda t, e: StackOneRetriever(t),
-    }
-    if dense:
-        out.update({
-            "dense-minilm": lambda t, e: DenseRetriever(t, encoder=e),
-            "hybrid-rrf": lambda t, e: HybridRetriever(t, dense=DenseRetriever(t, encoder=e)),
-            "stacklok-split": lambda t, e: StacklokRetriever(t, dense=DenseRetriever(t, encoder=e)),
-            "hybrid-task": lambda t, e: TaskRetriever(t, dense=DenseRetriever(t, encoder=e)),
-        })
-    return out
+    return {name: by_name(name) for name in TABLE if dense or name not in DENSE_ROWS}
 
 
 def token_cut(report: Report, tools: Sequence[CatalogTool], k: int) -> float:
@@ -97,7 +93,7 @@ def quality_row(dataset: str, name: str, report: Report, tools: Sequence[Catalog
                m["p50_ms"], m["p95_ms"], token_cut(report, tools, k))
 
 
-def timed_build(factory: Factory, tools: Sequence[CatalogTool], encoder: Encoder) -> tuple[Retriever, float]:
+def timed_build(factory: Factory, tools: Sequence[CatalogTool], encoder: Encoder) -> tuple[Ranker, float]:
     start = time.perf_counter()
     r = factory(tools, encoder)
     return r, time.perf_counter() - start
@@ -111,7 +107,7 @@ def bench_encoder(texts: Sequence[str], dense: bool) -> Encoder:
     return encoder
 
 
-def live_latency(r: Retriever, queries: Sequence[Query], encoder: Encoder, n: int) -> Report:
+def live_latency(r: Ranker, queries: Sequence[Query], encoder: Encoder, n: int) -> Report:
     """The first ``n`` queries again, each embedded on its own as a live agent would."""
     remembered, encoder.remember = encoder.remember, 0
     try:
@@ -137,7 +133,7 @@ def bench_dataset(tools: Sequence[CatalogTool], query_sets: dict[str, list[Query
 
 
 def cross_validated(tools: Sequence[CatalogTool], splits: Sequence[tuple[list[Query], list[Query]]],
-                    learn: Callable[[list[Query]], Retriever], dataset: str, k: int) -> Row:
+                    learn: Callable[[list[Query]], Ranker], dataset: str, k: int) -> Row:
     """A learned retriever trained on each split's log and evaluated on its held-out queries only."""
     outcomes, build, name = [], 0.0, ""
     used = [split for split in splits if split[1]]  # a small set can leave a fold empty
@@ -187,10 +183,8 @@ def scaled(tools: Sequence[CatalogTool], copies: int) -> list[CatalogTool]:
 def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense: bool, quick: bool) -> list[Row]:
     """p50/p95 query latency of rank_bm25 vs the inverted index vs hybrid, at growing catalog sizes
     (hybrid only in the full run: its first run embeds the whole catalog)."""
-    factories: dict[str, Factory] = {"bm25": lambda t, e: BM25Retriever(t),
-                                     "bm25-inverted": lambda t, e: BM25Retriever(t, fast=True)}
-    if dense and not quick:
-        factories["hybrid-rrf"] = lambda t, e: HybridRetriever(t, dense=DenseRetriever(t, encoder=e))
+    names = ["bm25", "bm25-inverted"] + (["hybrid-rrf"] if dense and not quick else [])
+    factories = {name: by_name(name) for name in names}
     sizes = [("scale-500", list(catalog[:500])), (f"scale-{len(catalog)}", list(catalog))]
     if not quick:
         big = scaled(catalog, 10)
@@ -274,7 +268,7 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="harness bench", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results.json", help="where to write the JSON (default bench/results.json)")
     parser.add_argument("--quick", action="store_true",
                         help="small samples, BM25-only latency, no 28,000-tool catalog (about a minute once embeddings are cached)")

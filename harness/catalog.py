@@ -1,21 +1,26 @@
-"""The tool catalog: BM25 over every tool, and the per-turn selector built on it.
+"""The tool catalog: Chapter 2's BM25 ranker over every tool, behind the selector.
 
-Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``); Chapter 3's loop calls
-``select`` every turn and Chapter 5 ranks deferred MCP tools with it.
+Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``); Chapter 3's loop selects
+from it every turn (through :class:`harness.ranking.Selector`) and Chapter 4's search ranks with it.
 
 Each tool becomes one BM25 document: its name (whole and split), its description, and its
-parameter names and descriptions (the same ``search_text`` Codex CLI indexes). ``select``
-returns pinned tools first, then the best-scoring others, and never a tool whose score is
-≤ 0: a tool that shares no term with the query is noise, not a candidate.
+parameter names and descriptions (the same ``search_text`` Codex CLI indexes). The scores are
+rank_bm25's ``BM25Okapi`` to the last bit, computed by the inverted index of
+:mod:`harness.retrieval.bm25_index` (Chapter 2 checks the two agree); ``explain`` reads its
+factors from that same index. ``rank`` answers the one ranking contract
+(:class:`harness.ranking.Ranker`): the tools that share a term with the query, best first — a
+tool that shares none is noise, not a candidate.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
 
-from rank_bm25 import BM25Okapi
+import numpy as np
 
+from harness.ranking import Selector, check_k, lexical_ids
 from harness.registry import DuplicateToolError, ToolRegistry
+from harness.retrieval.bm25_index import InvertedBM25
 from harness.text import tokenize
 from harness.tools import Tool
 
@@ -23,13 +28,6 @@ from harness.tools import Tool
 def tool_document(t: Tool) -> str:
     """The text BM25 indexes for a tool: :attr:`Tool.search_text`."""
     return t.search_text
-
-
-@dataclass(frozen=True)
-class Ranked:
-    tool: Tool
-    score: float
-    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,9 @@ class TermContribution:
 
 
 class ToolCatalog:
-    """Every tool the agent could use, indexed with rank_bm25's BM25Okapi."""
+    """Every tool the agent could use, ranked by BM25 (k1 1.5, b 0.75, rank_bm25's idf floor)."""
+
+    name = "catalog-bm25"
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
@@ -55,17 +55,17 @@ class ToolCatalog:
             if t.name in self._tools:
                 raise DuplicateToolError(f"The catalog already has a tool named {t.name!r}; tool names must be unique.")
             self._tools[t.name] = t
-        self._order = list(self._tools)
-        self._docs = [tokenize(tool_document(t)) for t in self._tools.values()]
-        # rank_bm25 divides by the corpus size, so an empty catalog gets no index at all.
-        self._bm25 = BM25Okapi(self._docs) if self._docs else None
+        self.ids = list(self._tools)
+        # BM25 divides by the corpus size, so an empty catalog gets no index at all.
+        docs = [tokenize(tool_document(t)) for t in self._tools.values()]
+        self._index = InvertedBM25(docs) if docs else None
 
     @classmethod
     def from_registry(cls, registry: ToolRegistry) -> "ToolCatalog":
         return cls(iter(registry))
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self.ids)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -77,67 +77,39 @@ class ToolCatalog:
             raise KeyError(f"No tool named {name!r} in the catalog.") from None
 
     def all_names(self) -> list[str]:
-        return list(self._order)
+        return list(self.ids)
 
     @property
     def tools(self) -> list[Tool]:
-        return [self._tools[n] for n in self._order]
+        return list(self._tools.values())
 
     @property
-    def bm25(self) -> BM25Okapi | None:
-        """The underlying rank_bm25 index (None for an empty catalog), for chapters that inspect it."""
-        return self._bm25
+    def index(self) -> InvertedBM25 | None:
+        """The BM25 index (None for an empty catalog), for chapters that inspect its statistics."""
+        return self._index
 
-    def scores(self, query: str) -> dict[str, float]:
-        """Every tool's BM25 score for ``query`` (all zero for an empty or stop-word-only query)."""
-        terms = tokenize(query)
-        if self._bm25 is None:
-            return {}
-        if not terms:
-            return dict.fromkeys(self._order, 0.0)
-        return dict(zip(self._order, (float(s) for s in self._bm25.get_scores(terms))))
+    def scores(self, query: str) -> np.ndarray:
+        """Every tool's BM25 score for ``query``, in catalog order (all 0 for a stop-word-only query)."""
+        if self._index is None:
+            return np.zeros(0)
+        return self._index.get_scores(tokenize(query))
 
-    def search(self, query: str, k: int | None = None) -> list[Ranked]:
-        """Tools with a positive score, best first (ties keep catalog order)."""
-        if k is not None and k <= 0:
-            raise ValueError(f"k must be a positive number of tools, got {k}.")
-        scored = [(s, i, n) for i, (n, s) in enumerate(self.scores(query).items()) if s > 0]
-        scored.sort(key=lambda x: (-x[0], x[1]))
-        return [Ranked(self._tools[n], s) for s, _, n in scored[:k]]
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Names of the tools sharing a term with ``query``, best first (ties keep catalog order)."""
+        check_k(k)
+        if self._index is None:
+            return []
+        scores, _, matched = self._index.lexical(tokenize(query))
+        return lexical_ids(self.ids, scores, matched, k)
 
-    def _check_pins(self, must_include: Sequence[str]) -> None:
-        unknown = [n for n in must_include if n not in self._tools]
-        if unknown:
-            raise KeyError(
-                f"must_include names tool(s) not in the catalog: {', '.join(unknown)}. "
-                f"The catalog has {len(self)} tools."
-            )
-
-    def rank(self, query: str, k: int = 7, must_include: Sequence[str] | None = None) -> list[Ranked]:
-        """Pinned tools first (in the order given), then the ``k`` best others with score > 0."""
-        pins = list(dict.fromkeys(must_include or ()))
-        self._check_pins(pins)
-        if k <= 0:
-            raise ValueError(f"k must be a positive number of tools, got {k}.")
-        scores = self.scores(query)
-        pinned = [Ranked(self._tools[n], scores.get(n, 0.0), pinned=True) for n in pins]
-        rest = [r for r in self.search(query) if r.tool.name not in pins][:k]
-        return pinned + rest
-
-    def select(self, query: str, k: int = 7, must_include: Sequence[str] | None = None) -> list[Tool]:
-        """The tools to show the model this turn: pinned ones plus up to ``k`` ranked ones."""
-        return [r.tool for r in self.rank(query, k, must_include)]
+    def select(self, query: str, k: int = 7) -> list[Tool]:
+        """The ``k`` best tools for ``query`` (a :class:`~harness.ranking.Selector` with no pins)."""
+        return Selector(self, self.tools, k=k).select(query)
 
     def explain(self, query: str, tool: Tool | str) -> list[TermContribution]:
         """Each query term's share of ``tool``'s BM25 score; the contributions sum to the score."""
         name = tool if isinstance(tool, str) else tool.name
-        doc = self._docs[self._order.index(self.get(name).name)]
-        bm = self._bm25
-        if bm is None:
+        doc = self.ids.index(self.get(name).name)
+        if self._index is None:
             return []
-        out = []
-        for term in tokenize(query):
-            tf = doc.count(term)
-            denom = tf + bm.k1 * (1 - bm.b + bm.b * len(doc) / bm.avgdl)
-            out.append(TermContribution(term, float(bm.idf.get(term, 0.0)), tf, tf * (bm.k1 + 1) / denom))
-        return out
+        return [TermContribution(term, *self._index.term_stats(term, doc)) for term in tokenize(query)]

@@ -16,13 +16,28 @@ every turn lets the model ask. Three designs, compared in Chapter 4:
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, Union
 
 from harness.catalog import ToolCatalog
+from harness.ranking import Ranker, Selector
 from harness.text import tokenize
 from harness.tools import Tool
+
+#: How a search gets its ranker: a retriever's name (``"bm25-fielded"``, ``"hybrid"`` …, see
+#: :func:`harness.retrieval.named.make_retriever`) or a function that builds one over the tools.
+RankerSpec = Union[str, Callable[[Sequence[Tool]], Ranker], None]
+
+
+def build_ranker(spec: RankerSpec, tools: Sequence[Tool]) -> Ranker:
+    """The ranker ``spec`` names, over ``tools`` (Chapter 2's BM25 catalog when ``spec`` is None)."""
+    if spec is None:
+        return ToolCatalog(tools)
+    if isinstance(spec, str):
+        from harness.retrieval.named import make_retriever  # Chapter 6's retrievers, loaded when named
+
+        return make_retriever(spec, tools)
+    return spec(tools)
 
 
 def listing(tools: Sequence[Tool]) -> str:
@@ -88,8 +103,9 @@ def parameters_summary(t: Tool) -> dict[str, str]:
 class ToolSearch:
     """``search_tools(query, limit)`` over deferred tools; what it finds becomes callable.
 
-    ``loaded`` tools are always shown; ``deferred`` ones only once a search found them. Exact names
-    come first — BM25 alone can rank a tool below others that merely repeat its words (Codex CLI
+    ``loaded`` tools are always shown; ``deferred`` ones only once a search found them. They are
+    ranked by ``retriever`` (a name or a maker, see :data:`RankerSpec`; BM25 by default) through a
+    :class:`~harness.ranking.Selector` with exact names first — BM25 alone can rank a tool below others that merely repeat its words (Codex CLI
     bug #21503: prepend exact matches, drop duplicates, then cut to the limit). A search that finds
     nothing returns the names of what exists (PizzaPi), never silence — or, above
     :data:`MAX_LISTED_NAMES` tools, the count per domain, since an unranked dump drowns the model.
@@ -97,10 +113,13 @@ class ToolSearch:
     Subclasses add names a tool also answers to (Chapter 5: the MCP server's own name).
     """
 
-    def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True) -> None:
+    def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True,
+                 retriever: RankerSpec = None) -> None:
         self.loaded = list(loaded)
         self.keep_loaded = keep_loaded
-        self._catalog = ToolCatalog(deferred)
+        deferred = list(deferred)
+        ranker = build_ranker(retriever, deferred) if deferred else ToolCatalog([])
+        self.selector = Selector(ranker, deferred, k=DEFAULT_LIMIT, exact_first=True, names_of=self.names_of)
         self._activated: dict[str, Tool] = {}
         self.tool = Tool(
             name=SEARCH_TOOL_NAME,
@@ -125,28 +144,25 @@ class ToolSearch:
 
     @property
     def deferred(self) -> list[Tool]:
-        return self._catalog.tools
+        return list(self.selector.tools)
 
     @property
     def activated(self) -> list[Tool]:
         return list(self._activated.values())
 
     def exact_matches(self, query: str) -> list[Tool]:
-        """Deferred tools whose name equals the query or one of its words, in the order the query names them."""
-        words = [query.strip().lower(), *(w.lower() for w in re.split(r"[\s,]+", query.strip()) if w)]
-        hits = [t for w in words for t in self._catalog.tools if w in self.names_of(t)]
-        return list({t.name: t for t in hits}.values())  # a dict keeps each tool at its first position
+        """Deferred tools the query names exactly (any name :meth:`names_of` gives), in the order it names them."""
+        return [self.selector.get(n) for n in self.selector.exact_matches(query)]
 
     def find(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Tool]:
-        """Exact-name matches first, then BM25's ranking; no duplicates; at most ``limit`` tools."""
+        """Exact-name matches first, then the ranker's ranking; no duplicates; at most ``limit`` tools."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("search_tools needs a non-empty query: describe the task or name a tool.")
         if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
             limit = int(limit)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
-        ranked = self.exact_matches(query) + [r.tool for r in self._catalog.search(query)]
-        return list({t.name: t for t in ranked}.values())[:limit]
+        return self.selector.select(query, limit)
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT) -> str:
         """Run ``search_tools``: the matches as compact JSON, activated; or the names that exist."""
@@ -169,14 +185,14 @@ class ToolSearch:
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
     def _available(self) -> list[str] | dict[str, int]:
-        tools = self._catalog.tools
+        tools = self.selector.tools
         if len(tools) <= MAX_LISTED_NAMES:
             return [t.name for t in tools]
         return dict(Counter(t.domain or "local" for t in tools))
 
     def tools_for_turn(self) -> list[Tool]:
         """What to show the model now: always-loaded tools, activated ones, and ``search_tools`` if anything is deferred."""
-        pinned = [self.tool] if len(self._catalog) else []
+        pinned = [self.tool] if len(self.selector) else []
         return self.loaded + self.activated + pinned
 
     def end_turn(self) -> None:

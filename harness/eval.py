@@ -5,8 +5,8 @@ Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``); the data it reads 
 
 A multi-step task needs several tools, so recall is counted over *slots* (one per needed tool;
 any acceptable id fills it), not over ids: a slot offered by three servers must not count three
-times. Any object with ``rank(query) -> list[str]`` can be evaluated, which is what lets BM25,
-an embedding model and a fused ranker share one table. Each number comes with its misses —
+times. Any :class:`~harness.ranking.Ranker` can be evaluated — the catalog, a selector's ranker,
+BM25, an embedding model, a fused ranker — which is what lets them share one table. Each number comes with its misses —
 which gold tool was not found and what outranked it — because a score alone says nothing about
 what to fix.
 """
@@ -16,32 +16,28 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Sequence
 
 from harness.retrieval.datasets import (  # re-exported: a chapter needs only this module
     DATASETS,
     data_dir,
     dataset_dir,
     demo_dataset,
+    demo_queries,
     download,
     load_queries,
     load_tools,
     missing_data_note,
     step_queries,
 )
+from harness.ranking import Ranker
 from harness.retrieval.records import CatalogTool, Query
 
 __all__ = [
     "DATASETS", "CatalogTool", "Miss", "Outcome", "Query", "Ranker", "Report", "complete_at_k", "data_dir",
-    "dataset_dir", "demo_dataset", "download", "evaluate", "hit_at_k", "load_queries", "load_tools",
+    "dataset_dir", "demo_dataset", "demo_queries", "download", "evaluate", "hit_at_k", "load_queries", "load_tools",
     "missing_data_note", "ndcg_at_k", "recall_at_k", "reciprocal_rank", "step_queries",
 ]
-
-
-class Ranker(Protocol):
-    def rank(self, query: str) -> list[str]:
-        """Tool ids, best first."""
-        ...
 
 
 # --- one query --------------------------------------------------------------------------------

@@ -31,6 +31,18 @@ def catalog_of(records: Sequence[CatalogTool]) -> tuple[ToolCatalog, dict[str, s
     return ToolCatalog(as_tool(r, names[r.id]) for r in records), {n: i for i, n in names.items()}
 
 
+class PublicCatalogRanker:
+    """Chapter 2's BM25 over a public catalog under MCP names, answering with the records' ids (what its labels use)."""
+
+    name = "catalog-bm25 (MCP names)"
+
+    def __init__(self, records: Sequence[CatalogTool]) -> None:
+        self.catalog, self.id_of = catalog_of(records)
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        return [self.id_of[n] for n in self.catalog.rank(query, k)]
+
+
 def public_distractors(records: Iterable[CatalogTool], taken: set[str]) -> list[Tool]:
     """Real tool definitions as distractors: shown, never called, under their own names.
 

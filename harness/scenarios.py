@@ -13,18 +13,22 @@ Two measurements, kept apart on purpose:
 """
 from __future__ import annotations
 
+import random
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from harness.agent import RunResult, arun
+from harness.agent import Deferral, RunResult, arun, as_selector
 from harness.catalog import ToolCatalog
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn
+from harness.ranking import Selector
 from harness.tokens import count_text
 
+Tools = Selector | ToolCatalog  # what the loop selects from: a selector, or a catalog with Chapter 2's defaults
 
-def oracle_steps(scenario: Any, catalog: ToolCatalog) -> list[tuple[Transcript, str]]:
+
+def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
     """For each step: the transcript just before it (earlier steps done right) and the tool it needs.
 
     Earlier calls carry their required argument *keys* (values are placeholders): that is all a
@@ -44,9 +48,10 @@ def oracle_steps(scenario: Any, catalog: ToolCatalog) -> list[tuple[Transcript, 
     return out
 
 
-def per_step_recall(catalog: ToolCatalog, scenarios: Iterable[Any], query_fn: QueryFn, k: int = 7) -> float:
+def per_step_recall(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = 7) -> float:
     """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
-    hits = [needed in {t.name for t in catalog.select(query_fn(t), k)}
+    selector = as_selector(catalog)
+    hits = [needed in {t.name for t in selector.select(query_fn(t), k)}
             for s in scenarios for t, needed in oracle_steps(s, catalog)]
     if not hits:
         raise ValueError("No scenario steps to measure: every scenario given has an empty tool list.")
@@ -69,6 +74,11 @@ class ScenarioRun:
         return sum(ev.snapshot.tool_tokens for ev in self.result.turns)
 
     @property
+    def failed_calls(self) -> int:
+        """Tool calls that came back as errors (a wrong tool, bad arguments, a tool not loaded)."""
+        return sum(1 for _, _, ok in self.result.calls() if not ok)
+
+    @property
     def discovery_tokens(self) -> int:
         """Tokens of what discovery tools returned (a listing is paid for in the transcript)."""
         total = 0
@@ -84,7 +94,7 @@ def in_order(needed: Sequence[str], called: Sequence[str]) -> bool:
     return all(any(c == n for c in it) for n in needed)
 
 
-def judge(scenario: Any, result: RunResult, catalog: ToolCatalog) -> bool:
+def judge(scenario: Any, result: RunResult, catalog: Tools) -> bool:
     """Did the run do what the scenario asked?
 
     Tasks and pivots: their tools called successfully, in order. An opener with no tools: the
@@ -92,21 +102,21 @@ def judge(scenario: Any, result: RunResult, catalog: ToolCatalog) -> bool:
     """
     if scenario.tools:
         return in_order(scenario.tools, result.succeeded())
-    named = [n for n in catalog.all_names() if n in result.final_text]
+    named = [t.name for t in as_selector(catalog).tools if t.name in result.final_text]
     return len(named) >= 3
 
 
-async def run_scenario(provider: Any, catalog: ToolCatalog, scenario: Any, **loop: Any) -> ScenarioRun:
+async def run_scenario(provider: Any, selector: Tools, scenario: Any, **loop: Any) -> ScenarioRun:
     """Run a scenario's setup requests, then its request, through :func:`harness.agent.arun`.
 
-    ``loop`` is passed to ``arun`` (``pinned_tools``, ``tools_per_turn``, ``query_fn`` …); the
-    scenario is judged on the last request's run only.
+    ``loop`` is passed to ``arun`` (``deferral``, ``query_fn``, ``max_turns`` …); the scenario is
+    judged on the last request's run only.
     """
     transcript = Transcript()
     for earlier in getattr(scenario, "setup", ()):
-        await arun(provider, catalog, earlier, transcript=transcript, **loop)
-    result = await arun(provider, catalog, scenario.request, transcript=transcript, **loop)
-    return ScenarioRun(scenario, result, judge(scenario, result, catalog))
+        await arun(provider, selector, earlier, transcript=transcript, **loop)
+    result = await arun(provider, selector, scenario.request, transcript=transcript, **loop)
+    return ScenarioRun(scenario, result, judge(scenario, result, selector))
 
 
 async def run_scenarios(
@@ -114,27 +124,62 @@ async def run_scenarios(
     make_catalog: Callable[[], ToolCatalog],
     scenarios: Iterable[Any],
     *,
-    pins: Callable[[ToolCatalog], list] | None = None,
-    per_catalog: Callable[[ToolCatalog], dict[str, Any]] | None = None,
+    selector: Callable[[ToolCatalog], Selector] | None = None,
+    deferral: Callable[[ToolCatalog], Deferral] | None = None,
     **loop: Any,
 ) -> list[ScenarioRun]:
     """Run each scenario on a fresh catalog (a fresh world: one scenario's writes never leak into the next).
 
-    ``pins`` builds the pinned tools for that catalog (a discovery tool over it, say);
-    ``per_catalog`` builds any other loop arguments that depend on it (a search's
-    ``extra_tools`` and ``on_finish``).
+    ``selector`` builds the selector over that catalog (a ranker, pins such as a discovery tool
+    over it, ``k``; Chapter 2's BM25 and seven tools when omitted); ``deferral`` builds the tools
+    loaded during a run (a search's ``extra_tools`` and ``on_finish``).
     """
     runs = []
     for s in scenarios:
         catalog = make_catalog()
-        extra = {"pinned_tools": pins(catalog)} if pins else {}
-        extra.update(per_catalog(catalog) if per_catalog else {})
-        runs.append(await run_scenario(provider, catalog, s, **extra, **loop))
+        extra = {"deferral": deferral(catalog)} if deferral else {}
+        runs.append(await run_scenario(provider, selector(catalog) if selector else catalog, s, **extra, **loop))
     return runs
 
 
 def success_rate(runs: Sequence[ScenarioRun]) -> float:
     return statistics.fmean(r.success for r in runs) if runs else 0.0
+
+
+def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean of ``values`` (seeded: the same on every run)."""
+    if not values:
+        raise ValueError("A bootstrap interval needs at least one value.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}.")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    return means[int(tail * resamples)], means[min(resamples - 1, int((1 - tail) * resamples))]
+
+
+@dataclass(frozen=True)
+class RunsSummary:
+    """Task success (with a 95 % bootstrap interval over scenarios) and the cost of getting there."""
+
+    n: int
+    success: float
+    low: float
+    high: float
+    turns: float  # mean turns of the judged request
+    schema_tokens: float  # mean tool-schema tokens sent per scenario
+    failed_calls: float  # mean tool calls per scenario that came back as errors
+
+
+def summarize(runs: Sequence[ScenarioRun]) -> RunsSummary:
+    """The numbers a table of end-to-end runs shows, one row per configuration."""
+    if not runs:
+        raise ValueError("There are no runs to summarize.")
+    low, high = bootstrap_interval([float(r.success) for r in runs])
+    return RunsSummary(len(runs), success_rate(runs), low, high, statistics.fmean(r.turns for r in runs),
+                       statistics.fmean(r.schema_tokens for r in runs), statistics.fmean(r.failed_calls for r in runs))
 
 
 def narrated_steps(task: str, steps: Sequence[str]) -> list[Transcript]:

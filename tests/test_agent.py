@@ -1,13 +1,14 @@
 import pytest
 
 from conftest import run
-from harness.agent import arun
+from harness.agent import Deferral, arun
 from harness.catalog import ToolCatalog
 from harness.discovery import ToolSearch, discovery_tool
 from harness.messages import Message, ToolCall
 from harness.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
 from harness.queries import query_from_user_message
+from harness.ranking import Selector
 
 
 def test_each_turn_selects_shows_and_dispatches(small_tools):
@@ -17,7 +18,7 @@ def test_each_turn_selects_shows_and_dispatches(small_tools):
         "All done.",
     ])
     events = []
-    result = run(arun(script, cat, "Read the file a.txt", tools_per_turn=2, on_event=events.append))
+    result = run(arun(script, Selector.over(cat, k=2), "Read the file a.txt", on_event=events.append))
     assert result.final_text == "All done." and result.stopped == "end_turn"
     assert len(events) == 2 and events[0].turn == 1
     assert "read_file" in events[0].tool_names and len(events[0].tools) <= 2
@@ -30,7 +31,7 @@ def test_each_turn_selects_shows_and_dispatches(small_tools):
 def test_a_call_to_a_filtered_out_tool_is_an_error_result_not_an_exception(small_tools):
     cat = ToolCatalog(small_tools)
     script = ScriptedProvider([Message("assistant", [ToolCall("c1", "create_event", {"title": "x", "date": "2025-01-01"})]), "ok"])
-    result = run(arun(script, cat, "read the file", tools_per_turn=1))
+    result = run(arun(script, Selector.over(cat, k=1), "read the file"))
     assert result.turns[0].results[0].is_error
     assert "exists but is not loaded this turn" in result.turns[0].results[0].content
     assert result.calls() == [("create_event", {"title": "x", "date": "2025-01-01"}, False)]
@@ -56,7 +57,7 @@ def test_pinned_discovery_recovers_a_tool_the_query_left_out(small_tools):
     without = run(arun(OfflineModel(), cat, request, query_fn=query_from_user_message))
     assert "post_message" not in without.succeeded()
     lister = discovery_tool(cat)
-    with_it = run(arun(OfflineModel(), cat, request, pinned_tools=[lister]))
+    with_it = run(arun(OfflineModel(), Selector.over(cat, pinned=[lister]), request))
     names = [c[0] for c in with_it.calls()]
     assert names[0] == "list_available_tools" and "post_message" in with_it.succeeded()
     assert all("list_available_tools" in ev.tool_names for ev in with_it.turns)
@@ -67,7 +68,7 @@ def test_tool_search_activates_matches_for_the_next_turn(small_tools):
     cat = ToolCatalog(small_tools)
     search = ToolSearch([], cat.tools, keep_loaded=False)
     result = run(arun(OfflineModel(), ToolCatalog([]), "Post 'shipped' to the #dev channel",
-                      extra_tools=search.tools_for_turn, on_finish=search.end_turn))
+                      deferral=Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn)))
     assert [c[0] for c in result.calls()][:2] == ["search_tools", "post_message"]
     assert result.succeeded()[-1] == "post_message"
     assert search.activated == []  # unloaded when the run ended

@@ -10,7 +10,7 @@ import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from conftest import run
-from harness.agent import arun
+from harness.agent import Deferral, arun
 from harness.catalog import ToolCatalog
 from harness.mcp.client import MCPHub
 from harness.mcp.deferral import DeferralPolicy
@@ -180,7 +180,7 @@ def test_deferred_tools_are_found_activated_and_called_while_disabled_ones_never
             # Exact names that plain BM25 ranks below the top 2 among the deferred tools come first.
             catalog = ToolCatalog(hub.search.deferred)
             buried = [t for t in hub.search.deferred
-                      if t.name not in [r.tool.name for r in catalog.search(t.raw_name, k=2)]]
+                      if t.name not in catalog.rank(t.raw_name, k=2)]
             out["buried"] = [(t.name, json.loads(hub.search.search(t.raw_name, 2))["matches"][0]["name"]) for t in buried]
             hub.search.reset()
 
@@ -287,7 +287,7 @@ def test_the_agent_loop_finds_and_calls_a_deferred_tool_then_unloads_it(tmp_path
     async def session():
         async with MCPHub(config, log_dir=tmp_path, keep_loaded=False) as hub:
             result = await arun(provider, ToolCatalog([]), "What notes do I have?",
-                                extra_tools=hub.tools_for_turn, on_finish=hub.end_turn)
+                                deferral=Deferral(extra_tools=hub.tools_for_turn, on_finish=hub.end_turn))
             return result, [t.name for t in hub.tools_for_turn()]
 
     result, after = run(session())

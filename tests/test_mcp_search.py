@@ -36,7 +36,7 @@ def found(search: ToolSearch, query: str, limit: int = 5) -> list[str]:
 
 def test_an_exact_name_plain_bm25_ranks_below_the_limit_comes_first_in_search_tools():
     tools = filesystem_tools()
-    plain = [r.tool.name for r in ToolCatalog(tools).search("read_file", k=2)]
+    plain = ToolCatalog(tools).rank("read_file", k=2)
     assert "mcp__filesystem__read_file" not in plain  # the premise: BM25 alone misses it (Codex #21503)
     search = ToolSearch([], tools)
     assert found(search, "read_file", limit=2)[0] == "mcp__filesystem__read_file"

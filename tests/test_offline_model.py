@@ -1,6 +1,7 @@
 from conftest import run
 from harness.messages import Message, ToolResult, Transcript
-from harness.providers.offline import OfflineModel, read_fully, split_steps
+from harness.providers.offline import OfflineModel, read_fully
+from harness.steps import split_steps
 from harness.providers.offline_args import extract, fill_arguments
 from harness.tools import Tool
 

@@ -19,7 +19,8 @@ from harness.retrieval.learned import QueryLogRetriever, fold_of, folds
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
-from harness.retrieval.terms import ACTION_SYNONYMS, exact_name_matches, expand, leading_verbs, name_index, synonyms
+from harness.ranking import exact_name_matches, name_index
+from harness.retrieval.terms import ACTION_SYNONYMS, expand, leading_verbs, synonyms
 from harness.text import tokenize
 
 
@@ -161,7 +162,7 @@ def test_abbreviations_and_synonyms():
 
 
 def test_exact_names_come_first():
-    index = name_index(CATALOG)
+    index = name_index((n, t.id) for t in CATALOG for n in (t.name, t.id))
     assert "read_file" in index and "files/read_file" in index and "read" not in index
     assert exact_name_matches("call git_diff, then files/read_file.", index) == ["git/git_diff", "files/read_file"]
     ranking = FieldedBM25(CATALOG).rank("use list_tables to see what is there")
@@ -261,7 +262,8 @@ def test_usage_prior_fills_the_lower_places_only():
 
 def test_clauses():
     assert clauses("Read the sales sheet, plot it by month and save the chart. Then email it.") == [
-        "Read the sales sheet", "plot it by month", "save the chart.", "Then email it."]
+        "Read the sales sheet", "plot it by month", "save the chart", "email it"]
+    assert clauses("Read 'a, and b.txt', then post it") == ["Read 'a, and b.txt'", "post it"]  # quoted text stays whole
     assert clauses("hello") == []
 
 

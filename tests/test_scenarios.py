@@ -3,10 +3,12 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import SMALL_TOOLS, run
+from harness.agent import Deferral
 from harness.catalog import ToolCatalog
 from harness.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
 from harness.queries import query_from_transcript, query_from_user_message
+from harness.ranking import Selector
 from harness.scenarios import in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate
 
 
@@ -49,7 +51,7 @@ def test_task_success_with_and_without_discovery_on_fresh_catalogs():
     plain = run(run_scenarios(OfflineModel(), make, [TASK, OPENER]))
     assert [r.success for r in plain] == [True, False]
     assert plain[0].schema_tokens > 0 and plain[0].turns == 3
-    found = run(run_scenarios(OfflineModel(), make, [OPENER], pins=lambda c: [discovery_tool(c)]))
+    found = run(run_scenarios(OfflineModel(), make, [OPENER], selector=lambda c: Selector.over(c, pinned=[discovery_tool(c)])))
     assert found[0].success and success_rate(found) == 1.0
     assert judge(OPENER, found[0].result, make())
 
@@ -66,8 +68,8 @@ def test_discovery_tokens_and_per_catalog_loop_arguments():
     from harness.discovery import ToolSearch
 
     make = lambda: ToolCatalog(SMALL_TOOLS)
-    listed = run(run_scenarios(OfflineModel(), make, [OPENER], pins=lambda c: [discovery_tool(c)]))[0]
+    listed = run(run_scenarios(OfflineModel(), make, [OPENER], selector=lambda c: Selector.over(c, pinned=[discovery_tool(c)])))[0]
     assert listed.discovery_tokens > 50
     searched = run(run_scenarios(OfflineModel(), lambda: ToolCatalog([]), [TASK],
-                                 per_catalog=lambda c: {"extra_tools": ToolSearch([], SMALL_TOOLS).tools_for_turn}))[0]
+                                 deferral=lambda c: Deferral(extra_tools=ToolSearch([], SMALL_TOOLS).tools_for_turn)))[0]
     assert searched.result.calls()[0][0] == "search_tools" and searched.discovery_tokens > 0

@@ -4,6 +4,7 @@ from harness.catalog import ToolCatalog
 from harness.cliff import AccuracyPoint
 from harness.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
+from harness.ranking import Selector
 from harness.tools import Tool
 from harness.views.cliff_view import cliff_at, cliff_slider
 from harness.views.explorer import query_explorer, ranking_html, ranking_rows
@@ -37,8 +38,8 @@ def test_explorer_widget_rerenders_through_the_function(small_tools):
 
 def test_timeline_of_a_real_run(small_tools):
     cat = ToolCatalog(small_tools)
-    result = run(arun(OfflineModel(), cat, "Read the file 'a.txt', then post it to the #dev channel",
-                      pinned_tools=[discovery_tool(cat)], tools_per_turn=3))
+    selector = Selector.over(cat, pinned=[discovery_tool(cat)], k=3)
+    result = run(arun(OfflineModel(), selector, "Read the file 'a.txt', then post it to the #dev channel"))
     rows = timeline_rows(result.turns)
     assert [r.turn for r in rows] == [1, 2, 3]
     assert rows[0].shown[0] == ("list_available_tools", None, True)

@@ -11,10 +11,11 @@ skipped label would flatter every number measured with it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from harness.steps import split_steps
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 QUERIES_FILE = DATA_DIR / "demo_queries.jsonl"
@@ -37,8 +38,6 @@ CONFUSABLE_PAIRS: list[tuple[str, str]] = [
     ("run_tests", "rerun_failed_tests"),
     ("preview_csv", "read_file"),
 ]
-
-_STEP_SEPARATOR = re.compile(r",\s+then\s+|\.\s+Then\s+")
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,8 @@ class Scenario:
 
     @property
     def clauses(self) -> list[str]:
-        """The request split at ", then" / ". Then": one clause per step for a task."""
-        return [c.strip() for c in _STEP_SEPARATOR.split(self.request) if c.strip()]
+        """The request's steps (:func:`harness.steps.split_steps`): one per needed tool for a task."""
+        return split_steps(self.request)
 
 
 def _require(record: Any, fields: dict[str, type], where: str) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def relabel(queries: Sequence[LabelledQuery], original: Sequence[Tool], variant:
 def bm25_recall(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery], k: int = K) -> float:
     """Recall@k of a ToolCatalog over ``variant`` on the labelled queries (gold renamed)."""
     catalog = ToolCatalog(variant)
-    found = [recall_at_k([r.tool.name for r in catalog.search(q.query, k)], [(g,) for g in q.gold], k)
+    found = [recall_at_k(catalog.rank(q.query, k), [(g,) for g in q.gold], k)
              for q in relabel(queries, original, variant)]
     return statistics.fmean(found)
 

@@ -19,6 +19,7 @@ from harness.demo import demo_tools, load_demo_scenarios
 from harness.discovery import discovery_tool
 from harness.grading.learner import Passed, call
 from harness.providers.offline import OfflineModel
+from harness.ranking import Selector
 from harness.scenarios import ScenarioRun, run_scenarios, success_rate
 from harness.tokens import tools_tokens
 from harness.tools import Tool
@@ -60,7 +61,8 @@ def resolve_pins(pins: Callable[[ToolCatalog], Any], catalog: ToolCatalog) -> li
 
 async def measure(pins: Callable[[ToolCatalog], Sequence[Any]] | None, scenarios: Sequence[Any]) -> list[ScenarioRun]:
     """The scenarios run with these pins (None: nothing pinned), a fresh catalog each."""
-    return await run_scenarios(OfflineModel(), fresh_catalog, scenarios, pins=pins)
+    return await run_scenarios(OfflineModel(), fresh_catalog, scenarios,
+                               selector=(lambda c: Selector.over(c, pinned=pins(c))) if pins else None)
 
 
 def _solved(runs: Sequence[ScenarioRun]) -> set[str]:

@@ -22,6 +22,7 @@ from harness.demo import demo_tools, load_demo_scenarios
 from harness.grading.learner import Passed
 from harness.grading.pareto import Point, dominator
 from harness.providers.offline import OfflineModel
+from harness.ranking import Selector
 from harness.scenarios import run_scenarios, success_rate
 
 GRID = (3, 5, 7, 10, 15, 20, 30)
@@ -40,7 +41,7 @@ def task_scenarios() -> list:
 
 async def reference_point(k: int) -> tuple[float, float]:
     """(task success, mean schema tokens per task) with ``tools_per_turn=k``, offline stand-in, default query."""
-    runs = await run_scenarios(OfflineModel(), fresh_catalog, task_scenarios(), tools_per_turn=k)
+    runs = await run_scenarios(OfflineModel(), fresh_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
     return success_rate(runs), statistics.fmean(r.schema_tokens for r in runs)
 
 

@@ -41,6 +41,7 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable
+from harness.discovery import RankerSpec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
 from harness.messages import ToolResult
 from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
@@ -237,8 +238,10 @@ class MCPHub:
         keep_loaded: bool = True,
         max_result_chars: int = MAX_RESULT_CHARS,
         environ: Mapping[str, str] | None = None,
+        retriever: RankerSpec = None,
     ) -> None:
         self.config = load_config(config, environ)
+        self.retriever = retriever  # what ranks the deferred tools for search_tools (BM25 by default)
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mcp-logs-"))
         self.policy = policy
         self.max_result_chars = max_result_chars
@@ -315,6 +318,7 @@ class MCPHub:
             [self.tools[n] for n in self.plan.loaded],
             [self.tools[n] for n in self.plan.deferred],
             keep_loaded=self.keep_loaded,
+            retriever=self.retriever,
         )
 
     @staticmethod

@@ -35,6 +35,7 @@ from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcrip
 from harness.providers.base import ModelTurn, Usage
 from harness.providers.offline_args import fill_arguments, intent_text
 from harness.providers.offline_concepts import concepts
+from harness.steps import split_steps
 from harness.text import split_identifier, tokenize
 from harness.tokens import count_text, tool_tokens
 from harness.tools import Tool
@@ -46,27 +47,13 @@ READING_BUDGET = 3000
 #: Failed calls on one step before the stand-in gives up and explains.
 MAX_FAILURES_PER_STEP = 3
 
-_STEP_SPLIT = re.compile(r",?\s+and then\s+|,\s*then\s+|;\s*then\s+|;\s+|\.\s+(?:Then\s+|Finally,?\s+|After that,?\s+)?(?=[A-Z])|,\s*finally,?\s+", re.IGNORECASE)
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _LISTED_NAME = re.compile(r"^\s*(?:[-*•]\s*)?`?([A-Za-z][A-Za-z0-9_-]{1,63})`?\s*(?:—|–|-|:)\s*(.*)$")
 _JSON_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{1,63})"(?:\s*,\s*"description"\s*:\s*"([^"]*)")?')
 
 
-_ACKNOWLEDGEMENT = re.compile(r"^(?:ok(?:ay)?|great|thanks?(?: you)?|looks good|sounds good|perfect|nice|cool|good|fine|sure|alright)\W*$", re.I)
-
-
-def split_steps(request: str) -> list[str]:
-    """The request's steps in order; quoted text is never split, "Looks good." is not a step."""
-    protected: list[str] = []
-
-    def hide(m: re.Match[str]) -> str:
-        protected.append(m.group(0))
-        return f"\x00{len(protected) - 1}\x00"
-
-    masked = _QUOTED.sub(hide, request.strip())
-    parts = [p.strip(" .") for p in _STEP_SPLIT.split(masked)]
-    restore = lambda s: re.sub(r"\x00(\d+)\x00", lambda m: protected[int(m.group(1))], s)
-    return [restore(p) for p in parts if p and concepts(restore(p)) and not _ACKNOWLEDGEMENT.match(p)]
+def work_steps(request: str) -> list[str]:
+    """The steps the stand-in works on: :func:`harness.steps.split_steps`, keeping those it has a concept for."""
+    return [step for step in split_steps(request) if concepts(step)]
 
 
 def is_discovery(t: Tool) -> bool:
@@ -192,7 +179,7 @@ class OfflineModel:
         if start < 0:
             return _say("There is no request to work on.")
         request = msgs[start].text
-        steps = split_steps(request)
+        steps = work_steps(request)
         n_calls = sum(len(m.tool_calls) for m in msgs)
         by_name = {t.name: t for t in tools}
         discovery = next((t for t in tools if is_discovery(t)), None)

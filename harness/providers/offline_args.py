@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.providers.offline_concepts import CONCEPTS
+from harness.steps import QUOTED, quoted_values
 from harness.text import STOP_WORDS, split_identifier, stem, tokenize
 
-_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`|“([^”]+)”")
 _URL = re.compile(r"https?://[^\s'\"<>),]+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
@@ -60,8 +60,8 @@ class Pieces:
 
 def extract(text: str) -> Pieces:
     p = Pieces()
-    p.quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
-    rest = _QUOTED.sub(" ", text)
+    p.quoted = quoted_values(text)
+    rest = QUOTED.sub(" ", text)
     p.urls = _URL.findall(rest)
     rest = _URL.sub(" ", rest)
     p.emails = _EMAIL.findall(rest)
@@ -85,7 +85,7 @@ def intent_text(step: str) -> str:
     "Read 'notes/todo.md'" is about reading a file, not about notes; values are arguments, not
     intent — but its *kind* is: a path becomes the word 'file', a URL 'url', a channel 'channel'.
     """
-    text = _QUOTED.sub(" ", step)
+    text = QUOTED.sub(" ", step)
     for pattern, kind in ((_URL, " url "), (_EMAIL, " email "), (_PATH, " file ")):
         text = pattern.sub(kind, text)
     text = _CHANNEL.sub(" channel ", text)

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from harness.retrieval.base import top_ids
+from harness.ranking import lexical_ids, require_tools
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
 from harness.text import tokenize
@@ -24,25 +24,35 @@ def name_and_description(t: CatalogTool) -> str:
     return f"{t.name} {t.description}"
 
 
+def search_text(t: CatalogTool) -> str:
+    """Name, description, and parameter names and descriptions: Chapter 2's catalog document
+    (:attr:`harness.tools.Tool.search_text`, for a record)."""
+    params = " ".join(f"{n} {d}" for n, d in t.parameters)
+    return f"{t.name} {t.description} {params}".strip()
+
+
 class BM25Retriever:
     """rank_bm25's BM25Okapi (or the equal inverted index) over one text per tool."""
 
     def __init__(self, tools: Sequence[CatalogTool], *, fast: bool = False,
-                 document: Callable[[CatalogTool], str] = name_and_description) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+                 document: Callable[[CatalogTool], str] = name_and_description, name: str | None = None) -> None:
+        require_tools(tools)
         self.ids = [t.id for t in tools]
         corpus = [tokenize(document(t)) for t in tools]
         self.fast = fast
         self._index: InvertedBM25 | BM25Okapi = InvertedBM25(corpus) if fast else BM25Okapi(corpus)
-        self.name = "bm25-inverted" if fast else "bm25"
+        self.name = name or ("bm25-inverted" if fast else "bm25")
 
     def scores(self, query: str) -> np.ndarray:
         return self._index.get_scores(tokenize(query))
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Tools sharing a term with the query, best first (:func:`~harness.ranking.lexical_ids`)."""
         terms = tokenize(query)
         if isinstance(self._index, InvertedBM25):
-            scores, candidates = self._index.scores_and_candidates(terms)
-            return top_ids(self.ids, scores, k, candidates=candidates)
-        return top_ids(self.ids, self._index.get_scores(terms), k)
+            scores, _, matched = self._index.lexical(terms)
+        else:  # rank_bm25, the reference: count the matched terms from its own term frequencies
+            scores = self._index.get_scores(terms)
+            distinct = set(terms)
+            matched = np.array([sum(t in d for t in distinct) for d in self._index.doc_freqs])
+        return lexical_ids(self.ids, scores, matched, k)

@@ -41,6 +41,7 @@ class InvertedBM25:
                 tfs.append(tf)
         self.corpus_size = len(corpus)
         self.avgdl = total / self.corpus_size
+        self.doc_freq = doc_freq  # term -> how many documents hold it
         self.idf = self._idf(doc_freq)
         self.doc_len = np.array(doc_len)
         # rank_bm25's length normalisation, same expression and operand order
@@ -62,16 +63,18 @@ class InvertedBM25:
             idf[word] = self.epsilon * self.average_idf
         return idf
 
-    def scores_and_candidates(self, query: Sequence[str], weights: Sequence[float] | None = None
-                              ) -> tuple[np.ndarray, np.ndarray]:
-        """Every document's score (zeros where no term matches) and the indices that matched.
+    def lexical(self, query: Sequence[str], weights: Sequence[float] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every document's score, the indices that matched, and how many distinct query terms each holds.
 
         ``weights`` (one per query term) scale each term's contribution; without them the
         arithmetic is rank_bm25's exactly. Work grows with the postings of the query's terms;
-        allocating the zeroed score buffer is the only step proportional to the catalog (a memset).
+        allocating the zeroed buffers is the only step proportional to the catalog (a memset).
         """
         scores = np.zeros(self.corpus_size)
+        matched = np.zeros(self.corpus_size, dtype=np.int32)
         touched = []
+        seen: set[str] = set()
         for i, term in enumerate(query):  # repeated terms count again, as in rank_bm25
             posting = self._postings.get(term)
             if posting is None:
@@ -79,10 +82,29 @@ class InvertedBM25:
             docs, tfs = posting
             part = self.idf[term] * (tfs * (self.k1 + 1) / (tfs + self._norm[docs]))
             scores[docs] += part if weights is None else weights[i] * part
-            touched.append(docs)
+            if term not in seen:
+                seen.add(term)
+                matched[docs] += 1
+                touched.append(docs)
         candidates = np.unique(np.concatenate(touched)) if touched else np.empty(0, dtype=int)
+        return scores, candidates, matched
+
+    def scores_and_candidates(self, query: Sequence[str], weights: Sequence[float] | None = None
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        """Every document's score (zeros where no term matches) and the indices that matched."""
+        scores, candidates, _ = self.lexical(query, weights)
         return scores, candidates
 
     def get_scores(self, query: Sequence[str]) -> np.ndarray:
         """The same array rank_bm25's ``BM25Okapi.get_scores`` returns."""
-        return self.scores_and_candidates(query)[0]
+        return self.lexical(query)[0]
+
+    def term_stats(self, term: str, doc: int) -> tuple[float, int, float]:
+        """(idf, tf, tf-part) of ``term`` in document ``doc``: the factors of its share of the score."""
+        posting = self._postings.get(term)
+        hit = np.flatnonzero(posting[0] == doc) if posting is not None else np.empty(0, dtype=int)
+        if not len(hit):
+            return self.idf.get(term, 0.0), 0, 0.0
+        tfs = posting[1][hit]  # type: ignore[index]
+        part = tfs * (self.k1 + 1) / (tfs + self._norm[np.array([doc])])  # the scoring expression, unchanged
+        return self.idf[term], int(tfs[0]), float(part[0])

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from harness.retrieval.base import top_ids
+from harness.ranking import require_tools, top_ids
 from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir
 from harness.retrieval.records import CatalogTool
 from harness.text import split_identifier
@@ -160,8 +160,7 @@ class DenseRetriever:
     def __init__(self, tools: Sequence[CatalogTool], *, encoder: Encoder | None = None,
                  cache: EmbeddingCache | None = None,
                  document: Callable[[CatalogTool], str] = embedding_text) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        require_tools(tools)
         self.ids = [t.id for t in tools]
         self.encoder = encoder or Encoder()
         self.matrix = embed_tools(tools, self.encoder, cache or EmbeddingCache(), document)

@@ -17,10 +17,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, exact_first, top_ids
+from harness.ranking import check_k, exact_first, exact_name_matches, lexical_ids, name_index, require_tools
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
-from harness.retrieval.terms import exact_name_matches, expand, leading_verbs, name_index, synonyms
+from harness.retrieval.terms import expand, leading_verbs, synonyms
 from harness.text import tokenize
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -47,8 +47,7 @@ class FieldedBM25:
     def __init__(self, tools: Sequence[CatalogTool], *, weights: Mapping[str, float] = DEFAULT_WEIGHTS,
                  verb_weight: float = 0.3, synonym_weight: float = 0.5, expand_abbreviations: bool = True,
                  exact_names: bool = True, k1: float = 1.2, b: float = 0.75) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        require_tools(tools)
         unknown = set(weights) - set(DEFAULT_WEIGHTS)
         if unknown:
             raise ValueError(f"Unknown field(s) {sorted(unknown)}; fields are {sorted(DEFAULT_WEIGHTS)}.")
@@ -57,7 +56,7 @@ class FieldedBM25:
         self.verbs = leading_verbs(tools)
         self.verb_weight = verb_weight
         self.synonym_weight = synonym_weight
-        self._names = name_index(tools) if exact_names else {}
+        self._names = name_index(((n, t.id) for t in tools for n in (t.name, t.id))) if exact_names else {}
         texts = [tool_fields(t) for t in tools]
         self._fields: list[tuple[float, InvertedBM25]] = []
         for field, weight in weights.items():
@@ -77,18 +76,19 @@ class FieldedBM25:
         extra = synonyms(terms) if self.synonym_weight > 0 else []
         return terms + extra, weights + [self.synonym_weight] * len(extra)
 
-    def scores_and_candidates(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+    def lexical(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """The weighted sum of the fields' scores, and per tool the most query terms one field holds."""
         terms, term_weights = self.query_terms(query)
         total = np.zeros(len(self.ids))
-        matched = []
+        matched = np.zeros(len(self.ids), dtype=np.int32)
         for weight, index in self._fields:
-            scores, candidates = index.scores_and_candidates(terms, term_weights)
+            scores, _, field_matched = index.lexical(terms, term_weights)
             total += weight * scores
-            matched.append(candidates)
-        return total, (np.unique(np.concatenate(matched)) if matched else np.empty(0, dtype=int))
+            np.maximum(matched, field_matched, out=matched)
+        return total, matched
 
     def scores(self, query: str) -> np.ndarray:
-        return self.scores_and_candidates(query)[0]
+        return self.lexical(query)[0]
 
     def exact_matches(self, query: str) -> list[str]:
         """Ids of tools the query names exactly (they are ranked first)."""
@@ -97,6 +97,5 @@ class FieldedBM25:
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
         exact = self.exact_matches(query)
-        scores, candidates = self.scores_and_candidates(query)
-        ranked = top_ids(self.ids, scores, None, candidates=candidates)
-        return exact_first(exact, ranked)[:k]
+        scores, matched = self.lexical(query)
+        return exact_first(exact, lexical_ids(self.ids, scores, matched, None))[:k]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from harness.retrieval.base import Retriever, check_k, exact_first
+from harness.ranking import Ranker, check_k, exact_first, require_tools
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -40,9 +40,8 @@ class HybridRetriever:
     name = "hybrid-rrf"
 
     def __init__(self, tools: Sequence[CatalogTool], *, k: float = 60.0, depth: int = 100,
-                 lexical: Retriever | None = None, dense: Retriever | None = None) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+                 lexical: FieldedBM25 | None = None, dense: Ranker | None = None) -> None:
+        require_tools(tools)
         self.k, self.depth = k, depth
         self.lexical = lexical or FieldedBM25(tools)
         self.dense = dense or DenseRetriever(tools)
@@ -50,5 +49,5 @@ class HybridRetriever:
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
         fused = rrf([self.lexical.rank(query, self.depth), self.dense.rank(query, self.depth)], self.k)
-        exact = self.lexical.exact_matches(query) if isinstance(self.lexical, FieldedBM25) else []
+        exact = self.lexical.exact_matches(query)
         return exact_first(exact, fused)[:k]

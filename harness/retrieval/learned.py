@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import Sequence
 
-from harness.retrieval.base import Retriever, check_k, top_ids
+from harness.ranking import Ranker, check_k, top_ids
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.hybrid import rrf
 from harness.retrieval.records import Query
@@ -43,7 +43,7 @@ class QueryLogRetriever:
 
     name = "learned-querylog"
 
-    def __init__(self, log: Sequence[Query], base: Retriever, *, neighbours: int = 20, k: float = 60.0,
+    def __init__(self, log: Sequence[Query], base: Ranker, *, neighbours: int = 20, k: float = 60.0,
                  log_weight: float = 2.0) -> None:
         if not log:
             raise ValueError("The query log is empty: there is nothing to learn from.")

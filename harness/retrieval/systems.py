@@ -22,16 +22,11 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, top_ids
+from harness.ranking import check_k, require_tools, top_ids
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.records import CatalogTool
 from harness.text import split_identifier, tokenize
-
-
-def _need_tools(tools: Sequence[CatalogTool]) -> None:
-    if not tools:
-        raise ValueError("A retriever needs at least one tool; the catalog is empty.")
 
 
 class PizzaPiRetriever:
@@ -40,7 +35,7 @@ class PizzaPiRetriever:
     name = "pizzapi-substring"
 
     def __init__(self, tools: Sequence[CatalogTool]) -> None:
-        _need_tools(tools)
+        require_tools(tools)
         self.ids = [t.id for t in tools]
         self._docs = [(t.name.lower(), t.description.lower(), [f"{n} {d}".lower() for n, d in t.parameters])
                       for t in tools]
@@ -91,7 +86,7 @@ class StackOneRetriever:
     name = "stackone-bm25-tfidf"
 
     def __init__(self, tools: Sequence[CatalogTool], alpha: float = 0.2) -> None:
-        _need_tools(tools)
+        require_tools(tools)
         if not 0 <= alpha <= 1:
             raise ValueError(f"alpha is BM25's share, between 0 and 1; got {alpha}.")
         self.ids, self.alpha = [t.id for t in tools], alpha
@@ -126,7 +121,7 @@ class StacklokRetriever:
     name = "stacklok-split"
 
     def __init__(self, tools: Sequence[CatalogTool], *, dense: DenseRetriever | None = None) -> None:
-        _need_tools(tools)
+        require_tools(tools)
         self.ids = [t.id for t in tools]
         docs = [tokenize(f"{t.name} {t.description} {' '.join(f'{n} {d}' for n, d in t.parameters)}") for t in tools]
         self._bm25 = InvertedBM25(docs, k1=1.2)  # SQLite FTS5's bm25() constants

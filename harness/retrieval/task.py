@@ -7,8 +7,9 @@ A task ("read the sales sheet, plot it by month, save the chart") needs several 
 single query vector averages them into none. Three general ideas, each measured in the
 chapter on its own:
 
-1. *Clauses*: the task is split at sentence and clause boundaries; each clause is embedded and
-   a tool keeps its best similarity to any clause, mixed with its similarity to the whole task.
+1. *Clauses*: the task is split into its steps (:func:`harness.steps.split_steps`, the one step
+   splitter) and each step at its commas and "and"s; each clause is embedded and a tool keeps its
+   best similarity to any clause, mixed with its similarity to the whole task.
 2. *Score fusion*: min-max normalised fielded-BM25 and dense scores are summed with weight
    ``alpha`` on BM25 (StackOne's form). Unlike RRF, a confident BM25 match keeps its margin.
 3. *Servers* (MCP-Zero's hierarchy): tools of one server are used together, so each tool gets
@@ -25,17 +26,19 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, exact_first, min_max, top_ids
+from harness.ranking import check_k, exact_first, min_max, require_tools, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
+from harness.steps import split_steps, split_unquoted
 
-_CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s*(?:and\s+|then\s+)?|\s+(?:and then|then|and)\s+(?=[a-z]+\b)")
+#: Inside one step: after ! or ?, at a comma, and at "then"/"and" before a word.
+_CLAUSE = re.compile(r"(?<=[!?])\s+|,\s*(?:and\s+)?|\s+(?:then|and)\s+(?=[a-z]+\b)")
 
 
 def clauses(text: str, min_words: int = 2) -> list[str]:
-    """The task's sentences and clauses (split at . ! ? ; , and 'then'/'and' before a word)."""
-    return [p.strip() for p in _CLAUSE.split(text) if p and len(p.split()) >= min_words]
+    """The task's steps, each split further into its clauses; clauses shorter than ``min_words`` are dropped."""
+    return [p for step in split_steps(text) for p in split_unquoted(step, _CLAUSE) if len(p.split()) >= min_words]
 
 
 class TaskRetriever:
@@ -46,8 +49,7 @@ class TaskRetriever:
     def __init__(self, tools: Sequence[CatalogTool], *, alpha: float = 0.3, clause_weight: float = 0.5,
                  server_weight: float = 0.3, lexical: FieldedBM25 | None = None,
                  dense: DenseRetriever | None = None) -> None:
-        if not tools:
-            raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+        require_tools(tools)
         if not 0 <= alpha <= 1 or not 0 <= clause_weight <= 1:
             raise ValueError(f"alpha and clause_weight are shares between 0 and 1, got {alpha} and {clause_weight}.")
         self.ids = [t.id for t in tools]

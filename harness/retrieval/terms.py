@@ -8,11 +8,11 @@ get the expansion appended; users say "save", "show", "find" where tools say wri
 search — so a query gets the usual action synonyms added at a lower weight; the verbs that open most tool names (get, list, create, search…)
 match almost everything — so the catalog's *own* leading-verb counts decide which terms to
 down-weight, rather than a hand list that fits one catalog; and a user who types a tool's exact
-name wants that tool first (Codex CLI bug #21503) — so exact names are found separately.
+name wants that tool first (Codex CLI bug #21503) — so exact names are found separately
+(:func:`harness.ranking.exact_name_matches`).
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Iterable, Sequence
 
@@ -83,31 +83,3 @@ def leading_verbs(tools: Iterable[CatalogTool], min_share: float = 0.02, min_too
             counts[stem(parts[0])] += 1
     floor = max(min_tools, min_share * len(tools))
     return {verb: n for verb, n in counts.items() if n >= floor}
-
-
-_IDENTIFIER = re.compile(r"[\w][\w\-./:]*[\w]|\w", re.UNICODE)
-
-
-def exact_name_matches(query: str, names: dict[str, list[str]]) -> list[str]:
-    """Ids of tools whose whole name (or id) the query spells out, in query order.
-
-    ``names`` maps lower-cased identifier-like names (``search_code``, ``git/git_log``) to ids.
-    One-word names are left out when the map is built: "load" in a sentence is a word, not a
-    request for the tool called ``load``.
-    """
-    found: list[str] = []
-    for token in _IDENTIFIER.findall(query.lower()):
-        for tid in names.get(token.strip("./:-"), ()):
-            if tid not in found:
-                found.append(tid)
-    return found
-
-
-def name_index(tools: Iterable[CatalogTool]) -> dict[str, list[str]]:
-    """Identifier-like names and ids (two or more parts) → tool ids, for :func:`exact_name_matches`."""
-    index: dict[str, list[str]] = {}
-    for t in tools:
-        for key in {t.name.lower(), t.id.lower()}:
-            if len(split_identifier(key)) > 1 and " " not in key:
-                index.setdefault(key, []).append(t.id)
-    return index

@@ -22,15 +22,12 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from harness.retrieval.base import check_k, exact_first, min_max, top_ids
+from harness.ranking import Scorer, check_k, exact_first, min_max, top_ids
 from harness.retrieval.records import Query
 
 
-class Scorer(Protocol):
-    name: str
-    ids: list[str]
-
-    def scores(self, query: str) -> np.ndarray: ...
+class ExactScorer(Scorer, Protocol):
+    """A :class:`~harness.ranking.Scorer` that also names the tools a query spells out (fielded BM25, hybrid-task)."""
 
     def exact_matches(self, query: str) -> list[str]: ...
 
@@ -72,7 +69,7 @@ def interleave(relevant: Sequence[str], boosted: Sequence[str], head: int, every
 class UsagePriorRetriever:
     """A scoring retriever whose lower places are shared with the tools past tasks used most."""
 
-    def __init__(self, log: Sequence[Query], base: Scorer, *, weight: float = 1.0, head: int = 3,
+    def __init__(self, log: Sequence[Query], base: ExactScorer, *, weight: float = 1.0, head: int = 3,
                  every: int = 2) -> None:
         if not log:
             raise ValueError("The usage log is empty: there is nothing to learn from.")

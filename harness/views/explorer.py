@@ -24,8 +24,9 @@ class RankingRow:
 
 
 def ranking_rows(catalog: ToolCatalog, query: str, k: int = 7) -> list[RankingRow]:
-    return [RankingRow(i, r.tool.name, r.score, catalog.explain(query, r.tool))
-            for i, r in enumerate(catalog.search(query, k), 1)]
+    scores = dict(zip(catalog.ids, catalog.scores(query)))
+    return [RankingRow(i, name, float(scores[name]), catalog.explain(query, name))
+            for i, name in enumerate(catalog.rank(query, k), 1)]
 
 
 def ranking_html(rows: list[RankingRow], query: str) -> str:
