@@ -72,6 +72,11 @@ def best_retriever() -> str:
     return "hybrid" if dense_unavailable_reason() is None else "bm25-fielded"
 
 
+def proxy_policy(threshold_tokens: int = 0) -> DeferralPolicy:
+    """The hub's deferral for the proxy: everything deferred unless all tools cost at most ``threshold_tokens``."""
+    return DeferralPolicy(threshold_tokens=threshold_tokens, threshold_share=None)
+
+
 def check_retriever(name: str) -> None:
     """A one-sentence ValueError when ``name`` is no retriever, or needs the embedding extra that is absent."""
     key = ALIASES.get(name, name)
@@ -404,8 +409,7 @@ async def serve(config: Any, *, retriever: str | None = None, extra: Sequence[Ca
     from mcp.server.stdio import stdio_server
 
     cleaned, always = split_always_load(config)
-    policy = DeferralPolicy(threshold_tokens=threshold_tokens, threshold_share=None)
-    async with MCPHub(cleaned, policy=policy, environ=environ if environ is not None else os.environ) as hub:
+    async with MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ) as hub:
         proxy = ToolProxy(hub, always=always, retriever=retriever, extra=extra)
         proxy.watch()
         server = build_server(proxy)
