@@ -176,11 +176,9 @@ class ToolProxy:
     # --- the catalog ------------------------------------------------------------------------
 
     def _record(self, t: Tool) -> CatalogTool:
+        """What the retriever reads: the tool as Chapter 5's search gives it, a catalog tool as its catalog wrote it."""
         if t.name in self._extra_records:
             return dataclasses.replace(self._extra_records[t.name], id=t.name)
-        if isinstance(t, MCPTool):
-            return CatalogTool(id=t.name, name=t.raw_name, description=t.description, input_schema=t.input_schema,
-                               server=t.server)
         return CatalogTool.from_tool(t)
 
     def _ranker(self, tools: Sequence[Tool]) -> Ranker:
