@@ -14,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
-                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "06_beyond_bm25")]
+                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "06_beyond_bm25",
+                     "07_use_it_in_your_agent")]
 
 
 def test_chapters_that_read_public_data_pass_without_it(tmp_path):
