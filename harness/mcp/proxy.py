@@ -40,7 +40,7 @@ from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
 from harness.mcp.status import session_status
 from harness.mcp.suspicious import flag_tool
-from harness.mcp.tool_search import DEFAULT_LIMIT, MAX_LIMIT, MAX_LISTED_NAMES, ToolSearch
+from harness.mcp.tool_search import DEFAULT_LIMIT, MAX_LISTED_NAMES, ToolSearch
 from harness.ranking import Ranker
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.named import ALIASES, DENSE, LEXICAL, make_retriever
@@ -198,15 +198,8 @@ class ToolProxy:
 
     def listed_tools(self) -> list[types.Tool]:
         """``tools/list`` of the proxy: ``search_tools``, ``call_tool`` and the always-loaded tools."""
-        search = types.Tool(name=SEARCH, description=_SEARCH_DESCRIPTION, input_schema={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What you want to do, or a tool's exact name."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                          "description": "How many tools to return at most."},
-            },
-            "required": ["query"],
-        }, annotations=types.ToolAnnotations(read_only_hint=True))
+        search = types.Tool(name=SEARCH, description=_SEARCH_DESCRIPTION, input_schema=dict(self.search.tool.input_schema),
+                            annotations=types.ToolAnnotations(read_only_hint=True))  # Chapter 4's parameters
         call = types.Tool(name=CALL, description=_CALL_DESCRIPTION, input_schema={
             "type": "object",
             "properties": {
