@@ -258,3 +258,30 @@ def test_serve_with_bad_input_exits_with_one_sentence(tmp_path, capsys):
     assert cli(["serve", "--config", str(tmp_path / "bad.json"), "--retriever", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No retriever named 'nope'" in err
+
+
+def test_a_threshold_lists_every_tool_while_they_cost_less_than_it(tmp_path):
+    async def session_run():
+        config = workbook_servers_config(("notes",))
+        async with MCPHub(config, log_dir=tmp_path / "small", policy=proxy_policy(10_000)) as hub:
+            small = ToolProxy(hub, retriever="bm25-fielded")
+            assert [t.name for t in small.listed_tools()][2:] == [n.removeprefix("mcp__") for n in hub.tools]
+            assert json.loads(small.search_tools("read a note"))["matches"] == []  # nothing is deferred
+        async with MCPHub(config, log_dir=tmp_path / "big", policy=proxy_policy(100)) as hub:
+            assert [t.name for t in ToolProxy(hub, retriever="bm25-fielded").listed_tools()] == ["search_tools", "call_tool"]
+
+    run(session_run())
+
+
+def test_serve_measure_prints_tokens_latency_and_start_up(tmp_path, monkeypatch, capsys):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "empty"))
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(workbook_servers_config(("notes", "tickets"))))
+    assert cli(["serve", "--config", str(config), "--measure", "--retriever", "bm25-fielded"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Tokens at connection (cl100k, tool definitions): direct ")
+    assert "for 15 tools; through the proxy " in out[0] and "for 2 tools" in out[0]
+    assert any(line.startswith("search_tools latency over 15 deferred tools: new queries (20) p50 ") for line in out)
+    assert any("shared machine" in line for line in out) and any(line.startswith("Start-up to a listed connection") for line in out)
+    assert "MCP-Zero" not in "\n".join(out[:-1]) and "skipped" in out[-1]
