@@ -1,10 +1,12 @@
-"""Command line: ``harness doctor``, ``harness search``, ``harness eval`` and ``harness bench``.
+"""Command line: ``harness doctor``, ``harness search``, ``harness eval``, ``harness bench`` and ``harness serve``.
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
-Chapter 6's benchmark (:mod:`harness.bench`). ``python -m harness`` works the same.
+Chapter 6's benchmark (:mod:`harness.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
+proxy over stdio (:mod:`harness.mcp.proxy`), and ``serve --measure`` prints what it saves and costs.
+``python -m harness`` works the same.
 """
 from __future__ import annotations
 
@@ -102,6 +104,43 @@ def eval_lines(folder: str, retriever: str) -> list[str]:
             "  ".join(f"{c} {m[c]:.3f}" for c in columns)]
 
 
+def serve(args: argparse.Namespace) -> list[str] | None:
+    """``harness serve``: run the proxy over stdio (nothing on stdout but MCP), or measure it (lines to print)."""
+    import asyncio
+    import tempfile
+
+    from harness.mcp.proxy import check_retriever, serve as run_proxy
+    from harness.retrieval.datasets import dataset_dir, load_tools, missing_data_note
+
+    if args.retriever:
+        check_retriever(args.retriever)
+    if args.threshold < 0:
+        raise ValueError(f"--threshold must be 0 or more tokens, got {args.threshold}.")
+    with tempfile.TemporaryDirectory(prefix="harness-serve-") as folder:
+        skipped: list[str] = []
+        if args.landscape:
+            from harness.mcp.landscape import landscape_config
+
+            land = landscape_config(Path(folder) / "sandbox")
+            config, skipped = land.config, land.skipped
+        elif args.config:
+            config = args.config
+        else:
+            raise ValueError("harness serve needs --config mcp.json (an mcpServers file) or --landscape.")
+        if args.measure:
+            from harness.mcp.config import _read_source
+            from harness.mcp.proxy_measure import measure
+
+            catalog = args.extra_tools or dataset_dir("mcpzero_catalog")
+            if catalog is None:
+                skipped.append(missing_data_note("mcpzero_catalog") + " The latency with 2,797 extra tools is skipped.")
+            figures = asyncio.run(measure(_read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
+            return figures.lines()
+        extra = load_tools(args.extra_tools) if args.extra_tools else []
+        asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold))
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
     from harness.retrieval.named import ALIASES, retriever_names
@@ -119,6 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
     e.add_argument("--retriever", required=True, help=f"one of {names}")
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
+    v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config")
+    v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
+    v.add_argument("--landscape", action="store_true", help="serve the workbook's real-server landscape in a temporary sandbox")
+    v.add_argument("--retriever", help=f"what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); one of {names}")
+    v.add_argument("--extra-tools", help="a tools.jsonl whose tools are searchable but not callable (for measuring at scale)")
+    v.add_argument("--threshold", type=int, default=0,
+                   help="list every tool directly while all of them cost at most this many tokens (default 0: always search)")
+    v.add_argument("--measure", action="store_true",
+                   help="print tokens at connection (direct vs proxy), search_tools latency p50/p95 and start-up time")
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
         from harness.bench import main as bench_main
@@ -129,10 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             lines = doctor_lines()
+        elif args.command == "serve":
+            lines = serve(args)
+            if lines is None:
+                return 0
         elif args.command == "search":
             lines = search_lines(args.query, args.k, args.tools, args.retriever)
         else:
             lines = eval_lines(args.dataset_dir, args.retriever)
+    except KeyboardInterrupt:
+        return 130
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
         return 2
