@@ -128,13 +128,13 @@ def serve(args: argparse.Namespace) -> list[str] | None:
         else:
             raise ValueError("harness serve needs --config mcp.json (an mcpServers file) or --landscape.")
         if args.measure:
-            from harness.mcp.config import _read_source
+            from harness.mcp.config import read_source
             from harness.mcp.proxy_measure import measure
 
             catalog = args.extra_tools or dataset_dir("mcpzero_catalog")
             if catalog is None:
                 skipped.append(missing_data_note("mcpzero_catalog") + " The latency with 2,797 extra tools is skipped.")
-            figures = asyncio.run(measure(_read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
+            figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
         extra = load_tools(args.extra_tools) if args.extra_tools else []
         asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold))

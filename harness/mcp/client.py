@@ -253,9 +253,16 @@ class ServerConnection:
         self.marker = f"{SERVER_ID_VARIABLE}={uuid.uuid4().hex}"
         self.garbage: str | None = None  # the last line on stdout that was not an MCP message
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
+        self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
 
     async def _on_message(self, message: Any) -> None:
-        """The session's message handler: a parse error is protocol garbage, which ends what waits."""
+        """The session's message handler: a parse error is protocol garbage, which ends what waits;
+        a ``tools/list_changed`` notice is passed on (the SDK calls this from its reading loop, so the
+        callback must not wait for a reply itself)."""
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+            return
         if isinstance(message, Exception):
             self.garbage = _garbage_text(message)
             if self.status.state == "ready":
@@ -402,6 +409,8 @@ class MCPHub:
         self.disabled: dict[str, str] = {}  # canonical name -> why it cannot be called
         self.plan = plan_deferral({}, {}, policy)
         self.search = ToolSearch([], [], keep_loaded=keep_loaded)
+        #: Called with a server's name when it says its tools changed; :meth:`refresh` re-lists them.
+        self.on_tools_changed: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -414,6 +423,7 @@ class MCPHub:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for cfg in self.config:
             conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars)
+            conn.on_tools_changed = lambda name=cfg.name: self.on_tools_changed and self.on_tools_changed(name)
             self.connections[cfg.name] = conn
             if not cfg.enabled:
                 conn.end_startup("disabled", cfg.skipped or "enabled is false in the config")
@@ -437,6 +447,27 @@ class MCPHub:
             self._remove_logs()
         if cancelled:
             raise asyncio.CancelledError()
+
+    async def refresh(self, server: str) -> bool:
+        """List ``server``'s tools again and rebuild every tool, name and deferral from the new lists.
+
+        What a ``tools/list_changed`` notice asks for. A server that is not ready, or breaks while
+        listing, keeps its old tools (with a status note); returns whether the tools were rebuilt.
+        """
+        conn = self.connections.get(server)
+        if conn is None or conn.session is None:
+            return False
+        try:
+            conn.definitions = await list_all_tools(conn.session)
+        except Exception as exc:
+            conn.status.notes.append(f"re-listing after list_changed failed: {type(exc).__name__}: {one_line(exc)}")
+            return False
+        for c in self.connections.values():  # the rebuild writes its skip notes afresh
+            c.status.notes = [n for n in c.status.notes if not n.startswith("tool '")]
+        self.tools.clear()
+        self.disabled.clear()
+        self._build_tools()
+        return True
 
     async def __aenter__(self) -> "MCPHub":
         return await self.start()

@@ -155,7 +155,8 @@ def parse_server(name: str, spec: Any, environ: Mapping[str, str]) -> ServerConf
     )
 
 
-def _read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
+def read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
+    """The config's raw data: a mapping as given, or a file's JSON (a one-sentence error if it is not)."""
     if isinstance(source, Mapping):
         return source
     if not isinstance(source, (str, os.PathLike)):
@@ -189,7 +190,7 @@ def load_config(
     """
     if isinstance(source, MCPConfig):
         return source
-    data = _read_source(source)
+    data = read_source(source)
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), dict):
         got = _type_name(data.get("mcpServers")) if isinstance(data, Mapping) else _type_name(data)
         raise MCPConfigError(f"The MCP config needs a top-level object 'mcpServers' mapping names to servers, got {got}.")

@@ -33,8 +33,8 @@ from typing import Any, Mapping, Sequence
 
 import mcp.types as types
 
-from harness.mcp.client import MCPHub, list_all_tools
-from harness.mcp.config import MCPConfigError, _read_source
+from harness.mcp.client import MCPHub
+from harness.mcp.config import MCPConfigError, read_source
 from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
@@ -98,7 +98,7 @@ def split_always_load(source: Any) -> tuple[dict[str, Any], dict[str, frozenset[
     ``alwaysLoad: true`` becomes ``deferLoading: false`` (every tool of that server listed; the map
     holds None for it); a list of tool names lists just those. Anything else is a one-sentence error.
     """
-    data = _read_source(source)
+    data = read_source(source)
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), dict):
         return data, {}  # load_config says what is wrong with it
     servers: dict[str, Any] = {}
@@ -284,44 +284,22 @@ class ToolProxy:
     # --- list_changed -----------------------------------------------------------------------
 
     def watch(self) -> None:
-        """Re-index when an upstream server says its tools changed.
-
-        The hub does not surface notifications, so each ready session's message handler is
-        wrapped (the handler the hub gave it still runs first). The work runs in a task: the SDK
-        calls the handler from its reading loop, where waiting for ``tools/list`` would deadlock.
-        """
-        for server, conn in self.hub.connections.items():
-            session = conn.session
-            if session is None:
-                continue
-            inner = session._message_handler  # the SDK's attribute (mcp 2.x); read at every message
-
-            async def handler(message: Any, server: str = server, inner: Any = inner) -> None:
-                await inner(message)
-                if isinstance(message, types.ToolListChangedNotification):
-                    self.changed(server)
-
-            session._message_handler = handler
+        """Re-index when an upstream server says its tools changed (the hub passes the notice on)."""
+        self.hub.on_tools_changed = self.changed
 
     def changed(self, server: str) -> None:
-        """Schedule a re-list of ``server`` (one at a time per server; a burst of notices is one re-list)."""
+        """Schedule a re-list of ``server`` (one at a time per server; a burst of notices is one re-list).
+
+        It runs in a task: the notice arrives in the SDK's reading loop, where waiting for
+        ``tools/list`` would deadlock."""
         task = self._pending.get(server)
         if task is None or task.done():
             self._pending[server] = asyncio.get_running_loop().create_task(self.relist(server))
 
     async def relist(self, server: str) -> None:
         """List ``server``'s tools again, rebuild the catalog, and tell the listeners."""
-        conn = self.hub.connections.get(server)
-        if conn is None or conn.session is None:
+        if not await self.hub.refresh(server):  # a server that breaks while re-listing keeps its old tools
             return
-        try:
-            conn.definitions = await list_all_tools(conn.session)
-        except Exception as exc:  # a server that breaks while re-listing keeps its old tools
-            conn.status.notes.append(f"re-listing after list_changed failed: {type(exc).__name__}: {exc}")
-            return
-        self.hub.tools.clear()
-        self.hub.disabled.clear()
-        self.hub._build_tools()  # the hub's own naming, disabling and deferral, on the new definitions
         self._index()
         self.reindexed += 1
         for listener in list(self.listeners):
