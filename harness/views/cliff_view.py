@@ -1,13 +1,14 @@
 """The cliff view: at N tools shown, how many schema tokens and what accuracy.
 
 Introduced in Chapter 1. ``cliff_at`` is the function, ``cliff_figure`` the static figure that
-a notebook rendered without a kernel still shows, ``cliff_slider`` the widget.
+a notebook rendered without a kernel still shows, ``cliff_slider`` the widget; ``rate_figure`` draws
+accuracy with 95 % intervals on a log N axis with chance, for several models or reading budgets.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from harness.cliff import AccuracyPoint
+from harness.cliff import AccuracyPoint, RatePoint
 from harness.views.html import bar, esc
 
 
@@ -53,3 +54,33 @@ def cliff_slider(points: Sequence[AccuracyPoint], model_label: str):
     slider.observe(render, "value")
     render()
     return w.VBox([slider, out])
+
+
+def rate_figure(curves: dict[str, Sequence[RatePoint]], title: str, marks: dict[str, float] | None = None, ax=None):
+    """Accuracy with 95 % intervals against N on a log axis, one line per curve, chance (1/N) drawn.
+
+    ``marks`` draws labelled vertical lines (e.g. where the stand-in's reading budget is crossed).
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+    ns = sorted({p.n for points in curves.values() for p in points})
+    for label, points in curves.items():
+        rates = [p.rate for p in points]
+        ax.errorbar([p.n for p in points], rates, yerr=[[r - p.low for r, p in zip(rates, points)], [p.high - r for r, p in zip(rates, points)]],
+                    marker="o", capsize=3, label=label)
+    ax.plot(ns, [1 / n for n in ns], color="grey", linestyle=":", label="chance (1/N)")
+    for label, n in (marks or {}).items():
+        ax.axvline(n, color="#c84", linestyle="--", linewidth=1)
+        ax.annotate(label, (n, 1.0), rotation=90, fontsize=7, va="top", ha="right", color="#c84")
+    ax.set_xscale("log")
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns])
+    ax.minorticks_off()
+    ax.set_xlabel("tools shown (N, log scale)")
+    ax.set_ylabel("tool-choice accuracy (95 % CI)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+    return ax.figure
