@@ -145,16 +145,17 @@ needs_model = pytest.mark.skipif(find_install() is None, reason="the real model 
 @needs_model
 def test_real_model_subset_runs_and_leaves_no_server():
     """CI's proof of the path: 3 values of N x 10 requests on the real model, then the server is gone."""
-    from harness.real_cliff import run_sweep
+    from harness.real_cliff import agreement, load, run_sweep
 
     with LocalLlamaProvider() as provider:
         pid = provider.server.pid
-        result = run(run_sweep(provider, (5, 20, 74), limit=10))
+        result = run(run_sweep(provider, (5, 20, 40), limit=10))
     assert not pid_alive(pid)
-    assert [len([t for t in result.trials if t.n == n]) for n in (5, 20, 74)] == [10, 10, 10]
-    assert all(t.chosen is not None for t in result.trials)
-    assert sum(t.correct_tool for t in result.trials if t.n == 5) >= 5, "far above chance (0.2) with 5 tools"
+    assert [len([t for t in result.trials if t.n == n]) for n in (5, 20, 40)] == [10, 10, 10]
+    assert sum(t.correct_tool for t in result.trials if t.n == 5) >= 4, "well above chance (2 of 10) with 5 tools"
     assert any(t.margin is not None for t in result.trials)
+    same, compared = agreement(result.trials, load().trials)
+    assert compared == 30 and same >= 27, f"only {same} of {compared} choices match the committed sweep"
 
 
 @pytest.mark.real_model

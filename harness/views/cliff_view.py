@@ -12,12 +12,16 @@ from harness.cliff import AccuracyPoint, RatePoint
 from harness.views.html import bar, esc
 
 
-def cliff_at(n: int, points: Sequence[AccuracyPoint], window: int = 200_000) -> str:
-    """One sentence of HTML: the tokens and accuracy measured at ``n`` tools."""
+def cliff_at(n: int, points: Sequence[AccuracyPoint | RatePoint], window: int = 200_000) -> str:
+    """One sentence of HTML: the tokens and accuracy measured at ``n`` tools (± seeds, or a 95 % interval and chance)."""
     p = next(p for p in points if p.n == n)
+    if isinstance(p, RatePoint):
+        accuracy = f"{p.rate:.2f} (95 % CI {p.low:.2f}–{p.high:.2f}; chance {p.chance:.2f}) {bar(p.rate)}"
+    else:
+        accuracy = f"{p.mean:.2f} ± {p.stdev:.2f} {bar(p.mean)}"
     return (f"<b>{n} tools</b>: {p.tokens:,.0f} schema tokens per turn ({p.tokens / window:.1%} of a {window:,}-token window) "
             f"{bar(p.tokens / max(q.tokens for q in points), color='#c84')}<br>"
-            f"tool-choice accuracy {p.mean:.2f} ± {p.stdev:.2f} {bar(p.mean)}")
+            f"tool-choice accuracy {accuracy}")
 
 
 def cliff_figure(points: Sequence[AccuracyPoint], model_label: str, steepest: tuple[int, int, float] | None = None):
@@ -42,7 +46,7 @@ def cliff_figure(points: Sequence[AccuracyPoint], model_label: str, steepest: tu
     return fig
 
 
-def cliff_slider(points: Sequence[AccuracyPoint], model_label: str):
+def cliff_slider(points: Sequence[AccuracyPoint | RatePoint], model_label: str):
     import ipywidgets as w
 
     slider = w.SelectionSlider(options=[p.n for p in points], value=points[0].n, description="N tools")
