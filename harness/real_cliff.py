@@ -132,8 +132,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for n in sorted(options.ns):  # saved after each N, so an interrupted sweep keeps what it measured
             part = asyncio.run(run_sweep(provider, [n], limit=options.limit))
             seconds = {**result.meta.get("seconds_per_n", {}), **part.meta["seconds_per_n"]}
-            result = SweepResult({**part.meta, "ns": sorted({*result.meta.get("ns", []), *part.meta["ns"]}),
-                                  "seconds_per_n": seconds}, result.trials + part.trials)
+            done = sorted({*result.meta.get("ns", []), *part.meta["ns"]})
+            command = COMMAND if done == list(SWEEP_NS) else f"{COMMAND} --ns {' '.join(map(str, done))}"
+            result = SweepResult({**part.meta, "ns": done, "seconds_per_n": seconds, "command": command},
+                                 result.trials + part.trials)
             save(result, options.out)
             print(f"N={n}: {len(part.trials)} trials in {part.meta['seconds_per_n']} s", flush=True)
     print(f"{len(result.trials)} trials written to {options.out}")
