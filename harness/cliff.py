@@ -278,14 +278,19 @@ async def fixed_list_sweep(
     seed: int = 0,
     confusable_pairs: Iterable[tuple[str, str]] = (),
     progress: Callable[[Iterable], Iterable] | None = None,
+    ask: Iterable[str] | None = None,
 ) -> list[Trial]:
     """Every request once per N, in its fixed list (:func:`fixed_lists`); trials of one list run together.
 
-    ``choose`` may return ``(name, args)`` or ``(name, args, margin, rival)``.
+    ``choose`` may return ``(name, args)`` or ``(name, args, margin, rival)``. ``ask`` limits the
+    trials to some request ids while the lists stay those of all ``queries`` (a subset re-run
+    then shows each request the same tools as the full sweep did).
     """
     pairs = list(confusable_pairs)
     partners = partner_map(pairs)
-    plan = [(tl, q) for n in sorted(set(ns)) for tl in fixed_lists(pool, queries, n, seed=seed, confusable_pairs=pairs) for q in tl.queries]
+    wanted = None if ask is None else set(ask)
+    plan = [(tl, q) for n in sorted(set(ns)) for tl in fixed_lists(pool, queries, n, seed=seed, confusable_pairs=pairs)
+            for q in tl.queries if wanted is None or q.qid in wanted]
     trials: list[Trial] = []
     for tl, q in (progress(plan) if progress else plan):
         picked = choose(q.query, tl.tools)

@@ -80,15 +80,15 @@ async def run_sweep(provider: Any, ns: Iterable[int] = SWEEP_NS, *, limit: int |
     ns = sorted(set(ns))
     pool, pool_text = sweep_pool(max(ns))
     ns = sorted({min(n, len(pool)) for n in ns})
-    queries = sample_queries(limit)
+    queries, asked = load_demo_queries(), sample_queries(limit)
     trials, seconds = [], {}
     for n in ns:
         started = time.perf_counter()
         trials += await fixed_list_sweep(real_model_chooser(provider), pool, queries, [n], seed=SEED,
-                                         confusable_pairs=CONFUSABLE_PAIRS, progress=progress)
+                                         confusable_pairs=CONFUSABLE_PAIRS, progress=progress, ask=[q.qid for q in asked])
         seconds[str(n)] = round(time.perf_counter() - started, 1)
     meta = {"model": MODEL_LABEL, "model_sha256": MODEL_SHA256, "provenance": PROVENANCE, "pool": pool_text,
-            "ns": ns, "seed": SEED, "requests_per_n": len(queries), "command": COMMAND, "seconds_per_n": seconds}
+            "ns": ns, "seed": SEED, "requests_per_n": len(asked), "command": COMMAND, "seconds_per_n": seconds}
     return SweepResult(meta, trials)
 
 

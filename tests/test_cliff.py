@@ -100,3 +100,23 @@ def test_accuracy_with_interval_gives_chance_and_counts():
     (point,) = accuracy_with_interval(trials)
     assert (point.n, point.rate, point.trials, point.chance) == (10, 0.5, 40, 0.1)
     assert point.low < 0.5 < point.high
+
+
+def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
+    from harness.cliff import fixed_list_sweep
+    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+
+    pool, queries = demo_tools(), load_demo_queries()
+    seen = {}
+
+    def choose(query, shown):
+        seen.setdefault(query, []).append(tuple(t.name for t in shown))
+        return shown[0].name, {}
+
+    run(fixed_list_sweep(choose, pool, queries, [5], confusable_pairs=CONFUSABLE_PAIRS))
+    full = dict(seen)
+    seen.clear()
+    subset = [q.qid for q in queries[::20]]
+    trials = run(fixed_list_sweep(choose, pool, queries, [5], confusable_pairs=CONFUSABLE_PAIRS, ask=subset))
+    assert sorted(t.qid for t in trials) == sorted(subset)
+    assert all(seen[q] == full[q] for q in seen)

@@ -330,6 +330,6 @@ class LocalLlamaProvider:
             arguments = json.loads(answer["content"])
         except json.JSONDecodeError:
             arguments = {}  # cut off by max_tokens: the call goes out without arguments, and its error says so
-        call = ToolCall(f"call_{len(transcript.tool_calls) + 1}", choice.tool, arguments if isinstance(arguments, dict) else {})
+        call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", choice.tool, arguments if isinstance(arguments, dict) else {})
         usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
         return ModelTurn(Message("assistant", [call]), "tool_use", usage, self.model)
