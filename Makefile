@@ -52,3 +52,9 @@ notebooks: $(VENV)/.full
 	$(PY) scripts/clean_notebook.py notebooks/*.ipynb exercises/*.ipynb exercises/solutions/*.ipynb
 
 .PHONY: notebooks
+
+# Optional: a real small model offline (llama.cpp + Qwen2.5-Coder-0.5B-Instruct) in .real-model/, for Chapter 1's sweep.
+real-model:
+	bash scripts/real_model.sh .real-model
+
+.PHONY: real-model

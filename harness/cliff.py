@@ -7,10 +7,17 @@ tokens every schema costs on every turn), attention dilution (the wrong tool is 
 right one is among many), and name/parameter collision (the right tool, wrong arguments).
 Each trial shows the model the gold tool plus N−1 distractors — the gold tool's confusable
 partner always among them when N ≥ 2 — in a seeded random order, and records what it chose.
+
+Two designs: :func:`selection_accuracy_sweep` draws a fresh list per request (the exercises use
+it); :func:`fixed_list_sweep` asks every request once per N inside one of a few fixed lists of N
+tools (:func:`fixed_lists`), so a real model's server can cache each list's prompt and a sweep of
+hundreds of requests per N runs in minutes. Rates come with 95 % bootstrap intervals
+(:func:`accuracy_with_interval`) and the chance level 1/N beside them.
 """
 from __future__ import annotations
 
 import inspect
+import math
 import random
 import statistics
 from dataclasses import dataclass
@@ -61,6 +68,8 @@ class Trial:
     args_given: dict[str, Any]
     tokens: int
     confusable_shown: bool
+    margin: float | None = None  # a real model's log-probability margin over the best rival tool
+    rival: str | None = None  # that rival
 
     @property
     def correct_tool(self) -> bool:
@@ -185,3 +194,193 @@ def provider_chooser(provider: Any, system: str = "Pick the one tool that serves
 
     return choose
 
+
+
+# --- fixed lists, bootstrap intervals -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolList:
+    """N tools shown together, and the labelled requests whose gold tool is among them."""
+
+    n: int
+    tools: tuple[Tool, ...]
+    queries: tuple[Any, ...]
+
+
+def _components(names: Sequence[str], partners: dict[str, list[str]]) -> list[list[str]]:
+    """Groups of names linked by confusable pairs (a tool, its partners, their partners)."""
+    seen: set[str] = set()
+    groups = []
+    for name in names:
+        if name in seen:
+            continue
+        group, todo = [], [name]
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in names:
+                continue
+            seen.add(current)
+            group.append(current)
+            todo += partners.get(current, [])
+        groups.append(sorted(group))
+    return groups
+
+
+def fixed_lists(pool: Sequence[Tool], queries: Sequence[Any], n: int, *, seed: int = 0,
+                confusable_pairs: Iterable[tuple[str, str]] = ()) -> list[ToolList]:
+    """A few fixed lists of ``n`` tools that together hold every request's gold tool once.
+
+    Gold tools are packed with their confusable partners (so a partner is always shown with its
+    gold tool), groups in a seeded random order, first fit; each list is topped up with random
+    distractors and shuffled. Distractors come from the head of ``pool`` up to its last gold or
+    partner tool (the demo world), and from the rest (extra distractors such as public MCP tools)
+    only when N needs more: lists of N ≤ the head's size are the same with or without the extras.
+    Every request is then asked in the list that holds its gold tool: ``len(queries)`` trials per N.
+    """
+    n = min(n, len(pool))
+    rng = random.Random(f"lists:{seed}:{n}")
+    names = [t.name for t in pool]
+    by_name = {t.name: t for t in pool}
+    golds = {q.gold[0] for q in queries}
+    missing = golds - set(names)
+    if missing:
+        raise ValueError(f"Gold tools missing from the pool: {sorted(missing)[:5]}.")
+    partners = partner_map(confusable_pairs)
+    wanted = [name for name in names if name in golds or any(p in golds for p in partners.get(name, []))]
+    groups = _components(wanted, partners)
+    rng.shuffle(groups)
+    bins: list[list[str]] = []
+    for group in groups:
+        for start in range(0, len(group), n):  # a group larger than n is split
+            part = group[start:start + n]
+            home = next((b for b in bins if len(b) + len(part) <= n), None)
+            if home is None:
+                bins.append(list(part))
+            else:
+                home.extend(part)
+    head = names[:max(n, 1 + max(names.index(w) for w in wanted))]
+    lists = []
+    for b in bins:
+        others = [name for name in head if name not in b]
+        chosen = b + rng.sample(others, n - len(b))
+        rng.shuffle(chosen)
+        held = set(b)
+        lists.append(ToolList(n, tuple(by_name[x] for x in chosen), tuple(q for q in queries if q.gold[0] in held)))
+    return lists
+
+
+async def fixed_list_sweep(
+    choose: Chooser,
+    pool: Sequence[Tool],
+    queries: Sequence[Any],
+    ns: Iterable[int],
+    *,
+    seed: int = 0,
+    confusable_pairs: Iterable[tuple[str, str]] = (),
+    progress: Callable[[Iterable], Iterable] | None = None,
+    ask: Iterable[str] | None = None,
+) -> list[Trial]:
+    """Every request once per N, in its fixed list (:func:`fixed_lists`); trials of one list run together.
+
+    ``choose`` may return ``(name, args)`` or ``(name, args, margin, rival)``. ``ask`` limits the
+    trials to some request ids while the lists stay those of all ``queries`` (a subset re-run
+    then shows each request the same tools as the full sweep did).
+    """
+    pairs = list(confusable_pairs)
+    partners = partner_map(pairs)
+    wanted = None if ask is None else set(ask)
+    plan = [(tl, q) for n in sorted(set(ns)) for tl in fixed_lists(pool, queries, n, seed=seed, confusable_pairs=pairs)
+            for q in tl.queries if wanted is None or q.qid in wanted]
+    trials: list[Trial] = []
+    for tl, q in (progress(plan) if progress else plan):
+        picked = choose(q.query, tl.tools)
+        answer = await picked if inspect.isawaitable(picked) else picked
+        name, args = answer[0], answer[1]
+        margin, rival = (answer[2], answer[3]) if len(answer) > 3 else (None, None)
+        shown = {t.name for t in tl.tools}
+        trials.append(Trial(
+            q.qid, tl.n, seed, q.gold[0], name, getattr(q, "args", None), args or {},
+            sum(tool_tokens(t) for t in tl.tools), any(p in shown for p in partners.get(q.gold[0], [])), margin, rival,
+        ))
+    return trials
+
+
+def bootstrap_interval(hits: Sequence[bool], *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of a rate: resample the trials with replacement, fixed seed."""
+    import numpy as np
+
+    values = np.asarray(hits, dtype=float)
+    if values.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """Tool-choice accuracy at N with its 95 % bootstrap interval, and the chance level 1/N."""
+
+    n: int
+    rate: float
+    low: float
+    high: float
+    trials: int
+    tokens: float  # mean schema tokens shown
+
+    @property
+    def chance(self) -> float:
+        return 1 / self.n
+
+
+def accuracy_with_interval(trials: Sequence[Trial], *, seed: int = 0) -> list[RatePoint]:
+    """For each N: the share of trials whose chosen tool was the gold one, with its bootstrap interval."""
+    points = []
+    for n in sorted({t.n for t in trials}):
+        hits = [t.correct_tool for t in trials if t.n == n]
+        low, high = bootstrap_interval(hits, seed=seed)
+        points.append(RatePoint(n, statistics.fmean(hits), low, high, len(hits),
+                                statistics.fmean(t.tokens for t in trials if t.n == n)))
+    return points
+
+
+def trials_of_kind(trials: Sequence[Trial], queries: Sequence[Any], kind: str,
+                   confusable_pairs: Iterable[tuple[str, str]] = ()) -> list[Trial]:
+    """The trials of one kind of request: 'literal', 'paraphrase', or 'confusable' (gold tool has a partner)."""
+    if kind == "confusable":
+        partnered = {name for pair in confusable_pairs for name in pair}
+        return [t for t in trials if t.gold in partnered]
+    kinds = {q.qid: q.kind for q in queries}
+    return [t for t in trials if kinds.get(t.qid) == kind]
+
+
+def n_at_tokens(points: Sequence[RatePoint], budget: float) -> float | None:
+    """The N at which the schema tokens shown reach ``budget`` (log-interpolated between points), None if never."""
+    for a, b in zip(points, points[1:]):
+        if a.tokens <= budget <= b.tokens and b.tokens > a.tokens:
+            share = (math.log(budget) - math.log(a.tokens)) / (math.log(b.tokens) - math.log(a.tokens))
+            return math.exp(math.log(a.n) + share * (math.log(b.n) - math.log(a.n)))
+    return None
+
+
+def separated(a: RatePoint, b: RatePoint) -> bool:
+    """True when the two points' 95 % intervals do not overlap: only then is a difference called."""
+    return a.high < b.low or b.high < a.low
+
+
+REQUEST_KINDS = ("all", "literal", "paraphrase", "confusable")
+
+
+def curves_by_kind(trials: Sequence[Trial], queries: Sequence[Any],
+                   confusable_pairs: Iterable[tuple[str, str]] = ()) -> dict[str, list[RatePoint]]:
+    """Accuracy with intervals for all requests and for each kind apart (see :func:`trials_of_kind`)."""
+    pairs = list(confusable_pairs)
+    return {kind: accuracy_with_interval(trials if kind == "all" else trials_of_kind(trials, queries, kind, pairs))
+            for kind in REQUEST_KINDS}
+
+
+def first_separated_drop(points: Sequence[RatePoint]) -> int | None:
+    """The first N whose accuracy interval lies wholly below the smallest N's: where a fall is measured, not guessed."""
+    return next((p.n for p in points[1:] if p.high < points[0].low), None)

@@ -117,3 +117,7 @@ SMALL_TOOLS = [read_file, write_file, post_message, search_code, search_docs, cr
 @pytest.fixture
 def small_tools():
     return list(SMALL_TOOLS)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_model: runs the local llama.cpp model (skips unless `make real-model` installed it)")

@@ -60,3 +60,63 @@ def test_summaries_on_hand_made_trials():
     assert failure_kinds(trials)[20] == {"right": 0, "wrong tool": 0, "no tool": 1, "wrong arguments": 1}
     assert arguments_match({"channel": "#dev"}, {"channel": "dev", "extra": 1})
     assert not arguments_match({"path": "a"}, {})
+
+
+def test_fixed_lists_ask_every_request_once_with_its_partner():
+    from harness.cliff import fixed_lists
+    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+
+    pool, queries = demo_tools(), load_demo_queries()
+    partners = partner_map(CONFUSABLE_PAIRS)
+    for n in (5, 20, 74):
+        lists = fixed_lists(pool, queries, n, seed=0, confusable_pairs=CONFUSABLE_PAIRS)
+        asked = [q.qid for tl in lists for q in tl.queries]
+        assert sorted(asked) == sorted(q.qid for q in queries)
+        for tl in lists:
+            names = [t.name for t in tl.tools]
+            assert len(names) == n == len(set(names))
+            for q in tl.queries:
+                assert q.gold[0] in names
+                assert all(p in names for p in partners.get(q.gold[0], []))
+    assert [t.name for t in fixed_lists(pool, queries, 10, seed=1)[0].tools] == \
+        [t.name for t in fixed_lists(pool, queries, 10, seed=1)[0].tools]
+
+
+def test_bootstrap_interval_brackets_the_rate_and_narrows_with_more_trials():
+    from harness.cliff import bootstrap_interval
+
+    few = bootstrap_interval([True] * 6 + [False] * 4)
+    many = bootstrap_interval([True] * 600 + [False] * 400)
+    assert few[0] < 0.6 < few[1] and many[0] < 0.6 < many[1]
+    assert many[1] - many[0] < (few[1] - few[0]) / 5
+    assert bootstrap_interval([True, False] * 20) == bootstrap_interval([True, False] * 20)  # fixed seed
+    assert bootstrap_interval([True] * 10) == (1.0, 1.0)
+
+
+def test_accuracy_with_interval_gives_chance_and_counts():
+    from harness.cliff import accuracy_with_interval
+
+    trials = [Trial(f"q{i}", 10, 0, "a", "a" if i % 2 else "b", None, {}, 100, False) for i in range(40)]
+    (point,) = accuracy_with_interval(trials)
+    assert (point.n, point.rate, point.trials, point.chance) == (10, 0.5, 40, 0.1)
+    assert point.low < 0.5 < point.high
+
+
+def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
+    from harness.cliff import fixed_list_sweep
+    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+
+    pool, queries = demo_tools(), load_demo_queries()
+    seen = {}
+
+    def choose(query, shown):
+        seen.setdefault(query, []).append(tuple(t.name for t in shown))
+        return shown[0].name, {}
+
+    run(fixed_list_sweep(choose, pool, queries, [5], confusable_pairs=CONFUSABLE_PAIRS))
+    full = dict(seen)
+    seen.clear()
+    subset = [q.qid for q in queries[::20]]
+    trials = run(fixed_list_sweep(choose, pool, queries, [5], confusable_pairs=CONFUSABLE_PAIRS, ask=subset))
+    assert sorted(t.qid for t in trials) == sorted(subset)
+    assert all(seen[q] == full[q] for q in seen)

@@ -59,3 +59,10 @@ def test_cliff_view():
     slider, out = cliff_slider(pts, "offline stand-in").children
     slider.value = 50
     assert cliff_at(50, pts) in out.value
+
+
+def test_cliff_view_shows_an_interval_and_chance():
+    from harness.cliff import RatePoint
+
+    pts = [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)]
+    assert "0.50 (95 % CI 0.40–0.60; chance 0.03)" in cliff_at(40, pts)

@@ -20,8 +20,10 @@ no network and checked in CI:
   reading budget of schema tokens, split between the start and the end of the list; tools in
   the middle are skimmed by name only ("lost in the middle", Liu et al. 2023). That is a
   modelling assumption with one parameter, ``reading_budget``, not a measurement of any real
-  model: curves drawn with the stand-in show the mechanism, Claude's curves (with a key) are
-  evidence.
+  model: the stand-in's accuracy falls where a tool list's schema tokens pass it (Chapter 1,
+  Section 3, sweeps it and watches the fall move). Curves drawn with the stand-in show the
+  mechanism; the real small model (:mod:`harness.providers.local_llama`) and Claude (with a
+  key) give evidence.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ from harness.tools import Tool
 #: A step must score at least this for the stand-in to act on it (else it searches or says so).
 MATCH_THRESHOLD = 0.6
 #: Schema tokens the stand-in reads in full; the rest of a long tool list is skimmed by name.
+#: Chosen, not measured: it decides where the stand-in's tool cliff is (Chapter 1 shows it).
 READING_BUDGET = 3000
 #: Failed calls on one step before the stand-in gives up and explains.
 MAX_FAILURES_PER_STEP = 3

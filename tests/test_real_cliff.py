@@ -1,0 +1,54 @@
+"""The committed real-model sweep: complete, traceable to its command and model, and consistent with its design."""
+from __future__ import annotations
+
+from collections import Counter
+
+from harness.cliff import Trial, fixed_lists
+from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+from harness.providers.local_llama import MODEL_SHA256
+from harness.real_cliff import COMMAND, SWEEP_NS, agreement, load, sample_queries, save, SweepResult
+
+
+def test_committed_results_cover_every_request_at_every_n():
+    result = load()
+    queries = load_demo_queries()
+    ns = result.meta["ns"]
+    assert set(ns) <= set(SWEEP_NS) and len(ns) >= 4
+    assert Counter(t.n for t in result.trials) == {n: len(queries) for n in ns}
+    assert len(queries) >= 50
+    assert result.meta["command"] == (COMMAND if ns == list(SWEEP_NS) else f"{COMMAND} --ns {' '.join(map(str, ns))}")
+    assert result.meta["model_sha256"] == MODEL_SHA256
+    assert "anonymous packager" in result.meta["provenance"]
+
+
+def test_committed_choices_were_among_the_tools_shown():
+    result = load()
+    queries = load_demo_queries()
+    tools = demo_tools()
+    shown = {}
+    for n in result.meta["ns"]:
+        for tl in fixed_lists(tools, queries, n, confusable_pairs=CONFUSABLE_PAIRS):
+            for q in tl.queries:
+                shown[(q.qid, n)] = {t.name for t in tl.tools}
+    for t in result.trials:
+        assert t.chosen in shown[(t.qid, t.n)], (t.qid, t.n, t.chosen)
+        assert t.gold in shown[(t.qid, t.n)]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    trials = [Trial("demo-001", 5, 0, "read_file", "read_note", {"path": "notes/todo.md"}, {}, 400, True, 0.25, "read_file")]
+    save(SweepResult({"ns": [5]}, trials), tmp_path / "r.json")
+    assert load(tmp_path / "r.json").trials == trials
+
+
+def test_agreement_counts_matching_choices_of_the_same_trials():
+    a = [Trial("q1", 5, 0, "x", "x", None, {}, 1, False), Trial("q2", 5, 0, "x", "y", None, {}, 1, False)]
+    b = [Trial("q1", 5, 0, "x", "x", None, {}, 1, False), Trial("q2", 5, 0, "x", "x", None, {}, 1, False),
+         Trial("q3", 5, 0, "x", "x", None, {}, 1, False)]
+    assert agreement(a, b) == (1, 2)
+
+
+def test_sample_spreads_the_requests():
+    sample = sample_queries(10)
+    assert len(sample) == len({q.qid for q in sample}) == 10
+    assert {q.kind for q in sample} == {"literal", "paraphrase"}
