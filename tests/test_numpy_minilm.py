@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +10,7 @@ import pytest
 from harness.retrieval import numpy_minilm
 from harness.retrieval.dense import Encoder, dense_available, dense_unavailable_reason
 
-REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8"))
+REFERENCE = numpy_minilm.reference()
 
 pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
 

