@@ -50,8 +50,9 @@ def bundle(tmp_path_factory) -> Path:
 
 def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bundle, tmp_path):
     dist = tmp_path / "dist"
-    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(ROOT)],
-       env=offline_env())
+    # built in isolation, its build tools (setuptools, wheel) also from the bundle: a fresh venv has neither
+    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
+        "-q", "-w", str(dist), str(ROOT)], env=offline_env())
     wheel = next(dist.glob("tool_selection_workbook-*.whl"))
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
