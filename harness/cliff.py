@@ -23,6 +23,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
 
+from harness.rates import bootstrap_interval
 from harness.tokens import tool_tokens
 from harness.tools import Tool
 
@@ -303,20 +304,6 @@ async def fixed_list_sweep(
             sum(tool_tokens(t) for t in tl.tools), any(p in shown for p in partners.get(q.gold[0], [])), margin, rival,
         ))
     return trials
-
-
-def bootstrap_interval(hits: Sequence[bool], *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of a rate: resample the trials with replacement, fixed seed."""
-    import numpy as np
-
-    values = np.asarray(hits, dtype=float)
-    if values.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """A rate with its 95 % interval: what every measured proportion in the workbook is reported as.
 
-Introduced in Chapter 5, where the poisoning detector's recall and false-positive rate are measured.
+Introduced in Chapter 5, where the poisoning detector's recall and false-positive rate are measured;
+the bootstrap intervals (Chapter 1's cliff, Chapter 3's task success, Chapter 6's recall over queries)
+live here too, so every interval in the workbook comes from one place.
 
 The Wilson score interval is used rather than the normal approximation because the rates here
 are often near 0 or 1 on small samples (24 held-out poisoned descriptions, 1 flag in 3,788),
@@ -10,6 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -45,3 +50,36 @@ def wilson_interval(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval for the mean of ``values`` (per query or per scenario).
+
+    Resamples the units with replacement under a fixed seed, so a chapter prints the same interval on
+    every run. Works for rates (booleans) and for graded scores (reciprocal rank, nDCG) alike, which
+    the Wilson interval does not.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}.")
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError("A bootstrap interval needs at least one value.")
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def paired_difference_interval(a: Sequence[float], b: Sequence[float], *, level: float = 0.95,
+                               resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap interval for mean(a) − mean(b) when both were measured on the same units.
+
+    Pairing (resampling units, not each list alone) is what lets two retrievers run on the same
+    queries be told apart: a difference is called only when this interval excludes zero.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"Paired values need equal lengths, got {len(a)} and {len(b)}.")
+    return bootstrap_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float),
+                              level=level, resamples=resamples, seed=seed)

@@ -13,7 +13,6 @@ Two measurements, kept apart on purpose:
 """
 from __future__ import annotations
 
-import random
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -23,6 +22,7 @@ from harness.catalog import ToolCatalog
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn
 from harness.ranking import Selector
+from harness.rates import bootstrap_interval
 from harness.tokens import count_text
 
 Tools = Selector | ToolCatalog  # what the loop selects from: a selector, or a catalog with Chapter 2's defaults
@@ -144,20 +144,6 @@ async def run_scenarios(
 
 def success_rate(runs: Sequence[ScenarioRun]) -> float:
     return statistics.fmean(r.success for r in runs) if runs else 0.0
-
-
-def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
-                       seed: int = 0) -> tuple[float, float]:
-    """A percentile bootstrap interval for the mean of ``values`` (seeded: the same on every run)."""
-    if not values:
-        raise ValueError("A bootstrap interval needs at least one value.")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}.")
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    return means[int(tail * resamples)], means[min(resamples - 1, int((1 - tail) * resamples))]
 
 
 @dataclass(frozen=True)

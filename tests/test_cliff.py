@@ -83,7 +83,7 @@ def test_fixed_lists_ask_every_request_once_with_its_partner():
 
 
 def test_bootstrap_interval_brackets_the_rate_and_narrows_with_more_trials():
-    from harness.cliff import bootstrap_interval
+    from harness.rates import bootstrap_interval
 
     few = bootstrap_interval([True] * 6 + [False] * 4)
     many = bootstrap_interval([True] * 600 + [False] * 400)
