@@ -1,0 +1,80 @@
+"""Prompt caching under Anthropic's rules: a hand-computed fixture, and the loop's prompts recorded."""
+import asyncio
+
+import pytest
+
+from harness.messages import Transcript
+from harness.prompt_cache import Block, CacheRules, CacheUse, Prompt, PromptRecorder, cache_use, prompt_of, run_cache_use
+from harness.tools import Tool
+
+
+def P(*blocks):
+    """A prompt from (key, tokens) pairs."""
+    return Prompt(tuple(Block("tool", k, n) for k, n in blocks))
+
+
+RULES = CacheRules(min_tokens=100)
+
+
+def test_hand_computed_fixture():
+    stable = [("a", 60), ("b", 50)]
+    prompts = [
+        P(*stable, ("m1", 10)),                # 120 ≥ 100: written whole
+        P(*stable, ("m1", 10), ("m2", 20)),    # reads 120, writes 20
+        P(("c", 60), ("b", 50), ("m1", 10)),   # first block differs: reads nothing, writes 120
+        P(("d", 30), ("m1", 10)),              # 40 < 100: uncached
+    ]
+    uses = cache_use(prompts, RULES)
+    assert uses == [CacheUse(0, 120, 0), CacheUse(120, 20, 0), CacheUse(0, 120, 0), CacheUse(0, 0, 40)]
+    total = run_cache_use(prompts, RULES)
+    assert total == CacheUse(read=120, written=260, uncached=40)
+    # cost in base-input-token equivalents: 40 + 1.25 × 260 + 0.1 × 120 = 377
+    assert total.cost(RULES) == pytest.approx(377.0)
+
+
+def test_identical_prompt_is_read_whole_and_short_prompts_never_cache():
+    p = P(("a", 200))
+    assert cache_use([p, p], RULES) == [CacheUse(0, 200, 0), CacheUse(200, 0, 0)]
+    assert cache_use([P(("a", 99)), P(("a", 99))], RULES) == [CacheUse(0, 0, 99)] * 2
+
+
+def test_ttl_expires_an_unused_entry_and_a_read_refreshes_it():
+    p = P(("a", 200))
+    assert cache_use([p, p], RULES, times=[0, 301])[1] == CacheUse(0, 200, 0)
+    assert cache_use([p, p, p], RULES, times=[0, 200, 450])[2] == CacheUse(200, 0, 0)
+
+
+def test_lookback_limits_how_far_back_an_entry_is_found():
+    head = [("a", 200)]
+    tail = [(f"m{i}", 1) for i in range(25)]
+    near = cache_use([P(*head), P(*head, *tail[:20])], RULES)[1]
+    far = cache_use([P(*head), P(*head, *tail)], RULES)[1]
+    assert near.read == 200 and far.read == 0 and far.written == 225
+
+
+def test_bad_rules_and_times_are_refused():
+    with pytest.raises(ValueError):
+        CacheRules(min_tokens=-1)
+    with pytest.raises(ValueError, match="times has 1 entries for 2 prompts"):
+        cache_use([P(("a", 1))] * 2, RULES, times=[0])
+
+
+def test_recorder_sees_tools_then_system_then_messages():
+    class Echo:
+        name = "echo"
+
+        async def complete(self, *, system, transcript, tools, max_tokens=1024):
+            return "ok"
+
+    tools = [Tool("alpha", "First tool.", {"type": "object", "properties": {}}),
+             Tool("beta", "Second tool.", {"type": "object", "properties": {}})]
+    t = Transcript()
+    t.add_user("hello")
+    recorder = PromptRecorder(Echo())
+    asyncio.run(recorder.complete(system="Be brief.", transcript=t, tools=tools))
+    (prompt,) = recorder.clear()
+    assert [b.kind for b in prompt.blocks] == ["tool", "tool", "system", "message"]
+    assert prompt == prompt_of(tools, "Be brief.", t) and prompt.tool_tokens < prompt.tokens
+    swapped = prompt_of(tools[::-1], "Be brief.", t)
+    assert swapped.tokens == prompt.tokens and swapped.blocks[0].key != prompt.blocks[0].key
+    assert recorder.prompts == []
