@@ -371,3 +371,111 @@ def curves_by_kind(trials: Sequence[Trial], queries: Sequence[Any],
 def first_separated_drop(points: Sequence[RatePoint]) -> int | None:
     """The first N whose accuracy interval lies wholly below the smallest N's: where a fall is measured, not guessed."""
     return next((p.n for p in points[1:] if p.high < points[0].low), None)
+
+
+# --- wrong arguments: extraction misses against schema blending -----------------------------------
+
+ARGUMENT_OUTCOMES = ("right", "extraction miss", "schema blending")
+
+
+def blended_keys(trial: Trial, schemas: dict[str, set[str]], partners: dict[str, list[str]]) -> list[str]:
+    """Arguments the model gave that the gold tool's schema lacks but a confusable partner's has.
+
+    That is schema blending in the sources' sense (``search_code``'s ``path`` sent to
+    ``search_docs``): the call mixes two similar tools' parameters. Any other argument error — a
+    labelled value missing, mangled or put under the wrong one of the gold tool's own keys — is an
+    extraction miss.
+    """
+    gold = schemas.get(trial.gold, set())
+    return [k for k in trial.args_given
+            if k not in gold and any(k in schemas.get(p, set()) for p in partners.get(trial.gold, ()))]
+
+
+def argument_outcome(trial: Trial, schemas: dict[str, set[str]], partners: dict[str, list[str]]) -> str | None:
+    """'right', 'extraction miss' or 'schema blending' for a right-tool trial with labelled arguments; else None."""
+    if not trial.correct_tool or trial.args_expected is None:
+        return None
+    if blended_keys(trial, schemas, partners):
+        return "schema blending"
+    return "right" if arguments_match(trial.args_expected, trial.args_given) else "extraction miss"
+
+
+@dataclass(frozen=True)
+class ArgumentSplit:
+    """Right-tool trials with labelled arguments, by outcome, each share with its 95 % bootstrap interval."""
+
+    n: int
+    counts: dict[str, int]
+    intervals: dict[str, tuple[float, float]]
+
+    def share(self, outcome: str) -> float:
+        return self.counts[outcome] / self.n if self.n else 0.0
+
+
+def argument_split(trials: Sequence[Trial], tools: Sequence[Tool],
+                   confusable_pairs: Iterable[tuple[str, str]]) -> ArgumentSplit:
+    """Count extraction misses and schema blending among ``trials`` (see :func:`argument_outcome`)."""
+    schemas = {t.name: set(t.parameters) for t in tools}
+    partners = partner_map(confusable_pairs)
+    outcomes = [o for o in (argument_outcome(t, schemas, partners) for t in trials) if o is not None]
+    counts = {o: outcomes.count(o) for o in ARGUMENT_OUTCOMES}
+    intervals = {o: bootstrap_interval([x == o for x in outcomes]) if outcomes else (0.0, 1.0) for o in ARGUMENT_OUTCOMES}
+    return ArgumentSplit(len(outcomes), counts, intervals)
+
+
+ARGUMENTS_FILE = "real_model_arguments.json"
+ARGUMENTS_N = 10
+
+
+async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str, Any], list[Trial]]:
+    """The real model calls the tool *with arguments* for every labelled request whose gold tool has a
+    confusable partner, in Chapter 1's fixed list of ``n`` demo tools (the partner always shown).
+
+    ``provider.complete`` generates the arguments (llama.cpp constrains them to the chosen tool's
+    JSON schema). Returns (what produced it, the trials) for :func:`save_argument_trials`.
+    """
+    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+
+    queries = load_demo_queries()
+    partnered = {name for pair in CONFUSABLE_PAIRS for name in pair}
+    asked = [q.qid for q in queries if q.gold[0] in partnered and getattr(q, "args", None)]
+    trials = await fixed_list_sweep(provider_chooser(provider), demo_tools(), queries, [n],
+                                    confusable_pairs=CONFUSABLE_PAIRS, ask=asked)
+    meta = {"model": getattr(provider, "model", provider.name), "n": n, "requests": len(asked),
+            "command": "python -c 'import asyncio, harness.cliff as c; from harness.providers.local_llama import "
+                       "LocalLlamaProvider as L; m = L(); c.save_argument_trials(*asyncio.run(c.argument_sweep(m)), "
+                       "\"harness/data/real_model_arguments.json\"); m.close()'"}
+    return meta, trials
+
+
+_ARG_FIELDS = ("qid", "n", "seed", "gold", "chosen", "args_given", "tokens", "confusable_shown")
+
+
+def save_argument_trials(meta: dict[str, Any], trials: Sequence[Trial], path: str) -> None:
+    import json
+    from dataclasses import asdict
+    from pathlib import Path
+
+    rows = [[asdict(t)[k] for k in _ARG_FIELDS] for t in trials]
+    Path(path).write_text(json.dumps({"meta": meta, "fields": list(_ARG_FIELDS), "trials": rows}, indent=1) + "\n",
+                          encoding="utf-8")
+
+
+def load_argument_trials(path: str | None = None) -> tuple[dict[str, Any], list[Trial]]:
+    """The committed argument sweep (or the file at ``path``), trials rebuilt with the labelled arguments."""
+    import json
+    from importlib import resources
+    from pathlib import Path
+
+    from harness.demo import load_demo_queries
+
+    text = (Path(path).read_text(encoding="utf-8") if path
+            else resources.files("harness").joinpath("data", ARGUMENTS_FILE).read_text(encoding="utf-8"))
+    data = json.loads(text)
+    expected = {q.qid: q.args for q in load_demo_queries()}
+    trials = []
+    for row in data["trials"]:
+        r = dict(zip(data["fields"], row))
+        trials.append(Trial(r["qid"], r["n"], r["seed"], r["gold"], r["chosen"], expected.get(r["qid"]),
+                            r["args_given"], r["tokens"], r["confusable_shown"]))
+    return data["meta"], trials
