@@ -34,19 +34,27 @@ def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
     """For each step: the transcript just before it (earlier steps done right) and the tool it needs.
 
     Earlier calls carry their required argument *keys* (values are placeholders): that is all a
-    transcript query reads of a call.
+    transcript query reads of a call. A conversation's earlier turns are steps too when their
+    tools are labelled (``setup_tools``); other setup requests are replayed as answered ("Done.").
     """
-    out = []
+    out: list[tuple[Transcript, str]] = []
     t = Transcript()
-    for earlier in getattr(scenario, "setup", ()):
-        t.add_user(earlier)
-        t.append(Message("assistant", [TextBlock("Done.")]))
-    t.add_user(scenario.request)
-    for i, name in enumerate(scenario.tools):
-        out.append((Transcript(list(t.messages)), name))
-        args = {p: "…" for p in catalog.get(name).required}
-        t.append(Message("assistant", [ToolCall(f"oracle_{i}", name, args)]))
-        t.append(Message("user", [ToolResult(f"oracle_{i}", "ok")]))
+    labelled = getattr(scenario, "setup_tools", ()) or [None] * len(getattr(scenario, "setup", ()))
+    turns = [*zip(getattr(scenario, "setup", ()), labelled), (scenario.request, scenario.tools)]
+    n = 0
+    for i, (request, tools) in enumerate(turns):
+        t.add_user(request)
+        if tools is None:
+            t.append(Message("assistant", [TextBlock("Done.")]))
+            continue
+        for name in tools:
+            out.append((Transcript(list(t.messages)), name))
+            args = {p: "…" for p in catalog.get(name).required}
+            t.append(Message("assistant", [ToolCall(f"oracle_{n}", name, args)]))
+            t.append(Message("user", [ToolResult(f"oracle_{n}", "ok")]))
+            n += 1
+        if i < len(turns) - 1:
+            t.append(Message("assistant", [TextBlock("Done.")]))
     return out
 
 

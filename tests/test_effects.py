@@ -11,7 +11,7 @@ from harness.ranking import Selector
 from harness.registry import ToolRegistry
 from harness.scenarios import run_scenario
 
-SCENARIOS = {split: load_scenarios(split) for split in ("dev",)}
+SCENARIOS = {split: load_scenarios(split) for split in ("dev", "heldout")}
 ALL = [s for split in SCENARIOS.values() for s in split]
 
 
@@ -40,7 +40,7 @@ def _gold_answer(world, scenario):
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("scenario", [s for s in SCENARIOS["dev"] if s.kind in ("task", "pivot") and s.args],
+@pytest.mark.parametrize("scenario", [s for s in ALL if s.args],
                          ids=lambda s: s.id)
 def test_the_labelled_calls_satisfy_the_checks(scenario):
     """The checks say what the labels mean: doing exactly the labelled calls makes them hold."""
@@ -92,3 +92,11 @@ def test_the_judge_finds_the_world_of_the_tools_and_reports_both_judgements():
     r = run(run_scenario(model, Selector.over(catalog, pinned=catalog.tools), scenario))
     assert r.tools_right and not r.success
     assert r.failures == ("the new message in #dev does not contain 'The rounding fix lands before the freeze'",)
+def test_splits_are_distinct_and_unknown_split_is_one_sentence():
+    dev, held = SCENARIOS["dev"], SCENARIOS["heldout"]
+    assert len(held) >= 20 and not {s.id for s in dev} & {s.id for s in held}
+    assert not {s.request for s in dev} & {s.request for s in held}
+    for split in (dev, held):
+        assert any(s.kind == "conversation" for s in split), "multi-turn scenarios in both sets"
+    with pytest.raises(ValueError, match="There is no scenario split 'test'"):
+        load_scenarios("test")

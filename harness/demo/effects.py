@@ -12,6 +12,7 @@ vocabulary, one JSON object per fact that must hold afterwards::
     {"check": "issue", "title": "Follow up on todo", "priority": "high"}
     {"check": "issue", "id": 6, "assignee": "@dana", "comment": "Dana will take", "label": "tests", "state": "closed"}
     {"check": "event", "title": "Export review", "date": "2025-03-11", "time": "15:00", "attendee": "@carol"}
+    {"check": "event", "id": 3, "exists": false}                            (it was cancelled)
     {"check": "reminder", "contains": "Pay invoice 2041", "date": "2025-03-20"}
     {"check": "note", "title": "tool search", "contains": "deferred"}
     {"check": "file", "path": "src/money.py", "contains": "Decimal"}        ("exists": false: it is gone)
@@ -141,6 +142,8 @@ def _event(c: dict, world: "DemoWorld", before: State, answer: str) -> list[str]
     else:
         events = [e for e in world.events.values() if _norm(e["title"]) == _norm(c["title"])]
         what = f"event {c['title']!r}"
+    if not c.get("exists", True):
+        return [f"{what} still exists"] if events else []
     if not events:
         return [f"there is no {what}"]
     misses = []

@@ -78,6 +78,7 @@ class Scenario:
     setup: tuple[str, ...] = ()
     args: tuple[dict[str, Any], ...] = ()
     checks: tuple[dict[str, Any], ...] = ()
+    setup_tools: tuple[tuple[str, ...], ...] = ()  # a conversation's earlier turns: the tools each needs
 
     @property
     def clauses(self) -> list[str]:
@@ -163,6 +164,10 @@ def load_demo_scenarios(path: Path | str | None = None) -> list[Scenario]:
             raise ValueError(f"{where}: 'setup' must be a list of earlier requests (strings).")
         if args and (len(args) != len(rec["tools"]) or not all(isinstance(a, dict) for a in args)):
             raise ValueError(f"{where}: 'args' needs one object per tool ({len(rec['tools'])}), got {len(args)}.")
+        setup_tools = rec.get("setup_tools", [])
+        if setup_tools and (len(setup_tools) != len(setup) or not all(isinstance(t, list) for t in setup_tools)):
+            raise ValueError(f"{where}: 'setup_tools' needs one list of tool names per setup request ({len(setup)}).")
         out.append(Scenario(rec["id"], rec["request"], _names(rec["tools"], "tools", where), rec["kind"],
-                            tuple(setup), tuple(args), validate_checks(rec.get("checks"), where)))
+                            tuple(setup), tuple(args), validate_checks(rec.get("checks"), where),
+                            tuple(_names(t, "setup_tools", where) for t in setup_tools)))
     return out
