@@ -187,3 +187,30 @@ def cache_use(prompts: Sequence[Prompt], rules: CacheRules = CacheRules(),
 def run_cache_use(prompts: Sequence[Prompt], rules: CacheRules = CacheRules()) -> CacheUse:
     """A whole run's cache use: the sum over its requests."""
     return sum(cache_use(prompts, rules), CacheUse())
+
+
+@dataclass
+class PricedRun:
+    """One scenario's run and the prompts it sent (its setup requests' included)."""
+
+    run: Any  # harness.scenarios.ScenarioRun
+    prompts: list[Prompt]
+
+    def use(self, rules: CacheRules = CacheRules()) -> CacheUse:
+        return run_cache_use(self.prompts, rules)
+
+
+async def run_recorded(provider: Any, make_catalog: Any, scenarios: Sequence[Any], **options: Any) -> list[PricedRun]:
+    """:func:`harness.scenarios.run_scenarios` one scenario at a time, keeping each run's prompts.
+
+    Each scenario starts on a cold cache (a fresh session): a cache warmed by earlier tasks would
+    favour whatever keeps the same prefix across tasks (all tools, in a fixed order).
+    """
+    from harness.scenarios import run_scenarios
+
+    recorder = PromptRecorder(provider)
+    out = []
+    for s in scenarios:
+        (run,) = await run_scenarios(recorder, make_catalog, [s], **options)
+        out.append(PricedRun(run, recorder.clear()))
+    return out

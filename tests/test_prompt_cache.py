@@ -78,3 +78,27 @@ def test_recorder_sees_tools_then_system_then_messages():
     swapped = prompt_of(tools[::-1], "Be brief.", t)
     assert swapped.tokens == prompt.tokens and swapped.blocks[0].key != prompt.blocks[0].key
     assert recorder.prompts == []
+
+
+def test_loading_strategies_through_the_real_loop_and_their_cache_use():
+    from harness import ToolCatalog
+    from harness.demo import demo_tools, load_scenarios
+    from harness.mcp.deferral import loading_strategies
+    from harness.prompt_cache import run_recorded
+    from harness.providers.offline import OfflineModel
+
+    scenario = next(s for s in load_scenarios("dev") if s.kind == "task" and len(s.tools) >= 2)
+    n_tools = len(demo_tools())
+    strategies = loading_strategies(k=3)
+    assert list(strategies) == ["all tools", "per-turn top-3", "deferred search, keep loaded"]
+    runs = {name: asyncio.run(run_recorded(OfflineModel(), lambda: ToolCatalog(demo_tools()), [scenario], **kw))[0]
+            for name, kw in strategies.items()}
+    every = runs["all tools"].prompts
+    assert len(every) >= 2 and all(sum(b.kind == "tool" for b in p.blocks) == n_tools for p in every)
+    assert len({p.blocks[:n_tools] for p in every}) == 1, "one fixed tools block"
+    assert all(sum(b.kind == "tool" for b in p.blocks) <= 3 for p in runs["per-turn top-3"].prompts)
+    first = runs["deferred search, keep loaded"].prompts[0]
+    assert [b.kind for b in first.blocks].count("tool") == 1  # search_tools alone
+    assert first.tool_tokens < every[0].tool_tokens
+    use = runs["all tools"].use(CacheRules(min_tokens=1024))
+    assert use.read >= (len(every) - 1) * every[0].tool_tokens and use.uncached == 0

@@ -13,7 +13,7 @@ reach this module: deferred means "not shown yet", disabled means "does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from harness.tokens import DEFAULT_ENCODING, tool_tokens
 from harness.tools import Tool
@@ -92,3 +92,47 @@ def plan_deferral(
             reasons[server] = f"all MCP tools: {total:,} tokens {relation} threshold {policy.threshold:,}"
         (deferred if defer else loaded).extend(t.name for t in tools)
     return DeferralPlan(tokens, tuple(loaded), tuple(deferred), policy.threshold, reasons)
+
+
+# --- three ways to load tools, compared end to end (Chapter 5, "Success and cost") ----------------
+
+#: What :func:`harness.scenarios.run_scenarios` takes to run one way of loading tools:
+#: ``selector`` (per-turn choice over the catalog) and ``deferral`` (tools loaded during a run).
+LoadingStrategy = Mapping[str, Callable[[Any], Any]]
+
+
+def _nothing_per_turn(catalog: Any) -> Any:
+    from harness.catalog import ToolCatalog
+    from harness.ranking import Selector
+
+    return Selector.over(ToolCatalog([]))
+
+
+def _every_tool(catalog: Any) -> Any:
+    from harness.agent import Deferral
+
+    tools = list(catalog.tools)
+    return Deferral(extra_tools=lambda: tools)
+
+
+def _deferred_search(catalog: Any, keep_loaded: bool = True) -> Any:
+    from harness.agent import Deferral
+    from harness.discovery import ToolSearch
+
+    search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
+    return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn,
+                    known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
+
+
+def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:
+    """Every tool on every turn (in one fixed order); BM25's top ``k`` per turn (the transcript
+    query, :data:`harness.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
+    with found tools kept loaded for the session."""
+    from harness.ranking import DEFAULT_K, Selector
+
+    k = DEFAULT_K if k is None else k
+    return {
+        "all tools": {"selector": _nothing_per_turn, "deferral": _every_tool},
+        f"per-turn top-{k}": {"selector": lambda c: Selector.over(c, k=k)},
+        "deferred search, keep loaded": {"selector": _nothing_per_turn, "deferral": _deferred_search},
+    }
