@@ -120,3 +120,32 @@ def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
     trials = run(fixed_list_sweep(choose, pool, queries, [5], confusable_pairs=CONFUSABLE_PAIRS, ask=subset))
     assert sorted(t.qid for t in trials) == sorted(subset)
     assert all(seen[q] == full[q] for q in seen)
+
+
+def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
+    from harness.cliff import argument_outcome, argument_split
+    from harness.tools import Tool
+
+    docs = Tool("search_docs", "Search the docs.", {"type": "object", "properties": {"query": {"type": "string"}}})
+    code = Tool("search_code", "Search the code.", {"type": "object", "properties": {
+        "query": {"type": "string"}, "path": {"type": "string"}}})
+    pairs = [("search_docs", "search_code")]
+
+    def trial(chosen, given, expected={"query": "retry"}):
+        return Trial("q", 2, 0, "search_docs", chosen, expected, given, 10, True)
+
+    right = trial("search_docs", {"query": "Retry"})
+    miss = trial("search_docs", {"query": "retries policy"})
+    empty = trial("search_docs", {})
+    blend = trial("search_docs", {"query": "retry", "path": "src"})  # right value, and the partner's parameter
+    wrong_tool = trial("search_code", {"query": "retry"})
+    unlabelled = trial("search_docs", {"x": 1}, expected=None)
+    schemas = {t.name: set(t.parameters) for t in (docs, code)}
+    partners = partner_map(pairs)
+    assert [argument_outcome(t, schemas, partners) for t in (right, miss, empty, blend, wrong_tool, unlabelled)] == [
+        "right", "extraction miss", "extraction miss", "schema blending", None, None]
+    split = argument_split([right, miss, empty, blend, wrong_tool, unlabelled], [docs, code], pairs)
+    assert split.n == 4 and split.counts == {"right": 1, "extraction miss": 2, "schema blending": 1}
+    assert split.share("extraction miss") == 0.5
+    low, high = split.intervals["schema blending"]
+    assert 0 <= low <= 0.25 <= high <= 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 from conftest import run_pytest
 
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
-                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "06_beyond_bm25",
+                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "05b_mcp_operations", "06_beyond_bm25",
                      "07_use_it_in_your_agent")]
 
 
