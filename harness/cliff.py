@@ -479,3 +479,21 @@ def load_argument_trials(path: str | None = None) -> tuple[dict[str, Any], list[
         trials.append(Trial(r["qid"], r["n"], r["seed"], r["gold"], r["chosen"], expected.get(r["qid"]),
                             r["args_given"], r["tokens"], r["confusable_shown"]))
     return data["meta"], trials
+
+
+def carried_over(trials: Sequence[Trial], confusable_pairs: Iterable[tuple[str, str]]) -> tuple[int, int]:
+    """(partner calls that carry a labelled value of the request, partner calls): the other face of a collision.
+
+    When the confusable partner is called instead of the gold tool, does the call still hold what
+    the request asked for (``read_note(title='notes/todo.md')`` for "read notes/todo.md")? Only
+    trials with labelled arguments count.
+    """
+    partners = partner_map(confusable_pairs)
+    calls = [t for t in trials if t.args_expected and t.chosen in partners.get(t.gold, ())]
+
+    def norm(v: Any) -> Any:
+        return v.strip().strip("#@").lower() if isinstance(v, str) else v
+
+    carried = [t for t in calls if {norm(v) for v in t.args_expected.values()} & {norm(v) for v in t.args_given.values()
+                                                                                    if not isinstance(v, (dict, list))}]
+    return len(carried), len(calls)

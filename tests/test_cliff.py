@@ -149,3 +149,26 @@ def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
     assert split.share("extraction miss") == 0.5
     low, high = split.intervals["schema blending"]
     assert 0 <= low <= 0.25 <= high <= 1
+
+
+def test_partner_calls_that_carry_the_requests_value_are_counted():
+    from harness.cliff import carried_over
+
+    def trial(chosen, given):
+        return Trial("q", 2, 0, "read_file", chosen, {"path": "notes/todo.md"}, given, 10, True)
+
+    pairs = [("read_file", "read_note")]
+    trials = [trial("read_note", {"title": "notes/todo.md"}), trial("read_note", {"title": "ideas"}),
+              trial("read_file", {"path": "notes/todo.md"}), trial("git_log", {"path": "notes/todo.md"})]
+    assert carried_over(trials, pairs) == (1, 2)  # only partner calls count; one keeps the value
+
+
+def test_the_committed_argument_sweep_loads_with_the_labelled_arguments():
+    from harness.cliff import ARGUMENTS_N, load_argument_trials
+    from harness.demo import CONFUSABLE_PAIRS
+
+    meta, trials = load_argument_trials()
+    partnered = {name for pair in CONFUSABLE_PAIRS for name in pair}
+    assert len(trials) == meta["requests"] and meta["n"] == ARGUMENTS_N
+    assert all(t.gold in partnered and t.args_expected and t.n == ARGUMENTS_N and t.confusable_shown for t in trials)
+    assert any(t.args_given for t in trials), "the real model's arguments are recorded"
