@@ -1,6 +1,6 @@
 """Prompt caching: which input tokens of an agent's requests a provider's cache would serve.
 
-Introduced in Chapter 5 (``notebooks/05_mcp_integration.ipynb``, the deferral section).
+Introduced in Chapter 5 (``notebooks/05_mcp_integration.ipynb``, section 6, after deferral and its success).
 
 A request is one token sequence in a fixed order — tool definitions, then the system prompt,
 then the messages — and Anthropic's cache serves only an exact *prefix* of it that an earlier

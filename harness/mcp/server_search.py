@@ -1,6 +1,6 @@
 """Anthropic's server-side tool search over the same MCP tools, to compare with ``search_tools``.
 
-Introduced in Chapter 5 (MCP integration), section 9; it runs only with an API key.
+Introduced in Chapter 5 (MCP integration), section 7; it runs only with an API key.
 
 The Messages API can do the deferring and the searching itself: every tool is sent with
 ``defer_loading: true`` next to the BM25 tool-search tool (``tool_search_tool_bm25_20251119``),
