@@ -139,34 +139,27 @@ class CacheUse:
 
 
 @dataclass
-class _Entry:
-    length: int  # blocks
-    last_used: float
-
-
-@dataclass
 class PromptCache:
     """The provider's cache for one sequence of requests, replayed request by request."""
 
     rules: CacheRules = CacheRules()
-    entries: dict[tuple[str, ...], _Entry] = field(default_factory=dict)
+    entries: dict[tuple[str, ...], float] = field(default_factory=dict)  # a cached prefix -> when it was last used
 
     def send(self, prompt: Prompt, at: float = 0.0) -> CacheUse:
         """Bill ``prompt`` sent at time ``at`` (seconds) and update the cache."""
         keys = tuple(b.key for b in prompt.blocks)
         n = len(keys)
-        self.entries = {k: e for k, e in self.entries.items() if at - e.last_used < self.rules.ttl_seconds}
+        self.entries = {k: used for k, used in self.entries.items() if at - used < self.rules.ttl_seconds}
         hit = 0
         for length in range(n, max(0, n - self.rules.lookback_blocks - 1), -1):
-            entry = self.entries.get(keys[:length])
-            if entry is not None:
-                entry.last_used = at
+            if keys[:length] in self.entries:
+                self.entries[keys[:length]] = at  # a read refreshes the entry's TTL
                 hit = length
                 break
         read = sum(b.tokens for b in prompt.blocks[:hit])
         rest = prompt.tokens - read
         if prompt.tokens >= self.rules.min_tokens and n > hit:
-            self.entries[keys] = _Entry(n, at)
+            self.entries[keys] = at
             return CacheUse(read=read, written=rest)
         return CacheUse(read=read, uncached=rest)
 
