@@ -8,14 +8,26 @@ Two measurements, kept apart on purpose:
 * **per-step recall** isolates retrieval: replay the scenario as if every earlier step had gone
   right (an "oracle" transcript), derive the query, and ask whether the tool the next step needs
   is among those selected. No model is involved, so the number belongs to the query strategy.
-* **task success** runs the whole loop with a model: did the needed tools get called
-  successfully, in order? That mixes retrieval with the model's own choices.
+* **task success** runs the whole loop with a model and checks the demo world afterwards: is it
+  in the state the request asked for (:mod:`harness.demo.effects`)? That mixes retrieval with the
+  model's own choices. Beside it, ``tools_right`` keeps the old judgement — the needed tools called
+  successfully, in order — so a chapter can show where "right tools" and "right effect" differ.
+
+What an opener with no task (``hi``, ``what can you do?``) is judged on, decided here: it must
+change nothing in the world and give an answer; a capability question's answer must name at
+least three of the world's domains (by a tool name or a plain word: files, git, chat, …). The old
+rule — the answer names at least three tools — grew next to the stand-in, which lists tool names,
+and survives only in ``tools_right``. Openers therefore say little about selection; chapters
+report them apart from tasks.
+
+Scenario sets (:func:`harness.demo.load_scenarios`): ``"dev"`` is what choices are made on,
+``"heldout"`` was written afterwards and is only reported.
 """
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.agent import Deferral, RunResult, arun, as_selector
 from harness.catalog import ToolCatalog
@@ -58,14 +70,31 @@ def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
     return out
 
 
+def per_step_hits(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> list[bool]:
+    """For every step of every scenario: is its needed tool among the ``k`` selected for that step's query?"""
+    selector = as_selector(catalog)
+    return [needed in {t.name for t in selector.select(query_fn(t), k)}
+            for s in scenarios for t, needed in oracle_steps(s, catalog)]
+
+
 def per_step_recall(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> float:
     """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
-    selector = as_selector(catalog)
-    hits = [needed in {t.name for t in selector.select(query_fn(t), k)}
-            for s in scenarios for t, needed in oracle_steps(s, catalog)]
+    hits = per_step_hits(catalog, scenarios, query_fn, k)
     if not hits:
         raise ValueError("No scenario steps to measure: every scenario given has an empty tool list.")
     return statistics.fmean(hits)
+
+
+def knee(success: Mapping[int, float], tolerance: float = 0.05) -> int:
+    """The smallest ``k`` whose success is within ``tolerance`` of the best success measured.
+
+    Chapter 3's rule for the default number of tools per turn, applied to the development
+    scenarios only: beyond it, more tools cost schema tokens on every turn and buy (almost) nothing.
+    """
+    if not success:
+        raise ValueError("There are no measured settings to choose from.")
+    best = max(success.values())
+    return min(k for k, rate in success.items() if rate >= best - tolerance - 1e-12)
 
 
 @dataclass

@@ -86,3 +86,12 @@ def test_discovery_tokens_and_per_catalog_loop_arguments():
     searched = run(run_scenarios(OfflineModel(), lambda: ToolCatalog([]), [TASK],
                                  deferral=lambda c: Deferral(extra_tools=ToolSearch([], SMALL_TOOLS).tools_for_turn)))[0]
     assert searched.result.calls()[0][0] == "search_tools" and searched.discovery_tokens > 0
+
+
+def test_knee_is_the_smallest_setting_near_the_best():
+    from harness.scenarios import knee
+
+    assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66, 30: 0.6}) == 10
+    assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66}, tolerance=0.0) == 20
+    with pytest.raises(ValueError, match="no measured settings"):
+        knee({})
