@@ -35,9 +35,10 @@ from harness.retrieval.datasets import (dataset_dir, demo_dataset, load_queries,
                                         missing_data_note, step_queries)
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
-from harness.retrieval.learned import QueryLogRetriever, folds
+from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.named import make_retriever
 from harness.retrieval.records import CatalogTool, Query
+from harness.retrieval.splits import folds
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever
 from harness.tokens import tool_tokens

@@ -15,7 +15,7 @@ from harness.retrieval.dense import (DenseRetriever, EmbeddingCache, Encoder, de
                                      dense_unavailable_reason)
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever, rrf
-from harness.retrieval.learned import QueryLogRetriever, fold_of, folds
+from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
@@ -199,16 +199,6 @@ def test_stackone_uses_alpha_as_bm25_share():
     bm25 = BM25Retriever(CATALOG, document=lambda t: t.name)  # not the same text, but both rank 'forecast' first
     assert pure_tfidf.rank("weather forecast")[0] == pure_bm25.rank("weather forecast")[0] == "weather/get_forecast"
     assert bm25.rank("forecast")[0] == "weather/get_forecast"
-
-
-def test_folds_are_stable_and_disjoint():
-    queries = [Query(str(i), f"q{i}", ("x",)) for i in range(200)]
-    train, test = folds(queries, 2)
-    assert len(train) + len(test) == 200 and not {q.qid for q in train} & {q.qid for q in test}
-    assert all(fold_of(q.qid) == 2 for q in test) and 20 < len(test) < 60
-    assert fold_of("abc") == fold_of("abc")
-    with pytest.raises(ValueError, match="fold number from 0 to 4"):
-        folds(queries, 5)
 
 
 def test_query_log_learns_from_past_queries_only():
