@@ -42,7 +42,7 @@ from harness.eval import Report, evaluate
 from harness.ranking import Ranker
 from harness.retrieval.datasets import (dataset_dir, demo_dataset, load_queries, load_tools,
                                         missing_data_note, step_queries)
-from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
+from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.named import make_retriever
@@ -126,7 +126,7 @@ def timed_build(factory: Factory, tools: Sequence[CatalogTool], encoder: Encoder
 
 def bench_encoder(texts: Sequence[str], dense: bool) -> Encoder:
     """An encoder that already holds every query's (and clause's) vector, embedded in batches."""
-    encoder = Encoder(remember=1_000_000)
+    encoder = Encoder(remember=1_000_000, disk=EmbeddingCache())
     if dense:
         encoder.encode(list(dict.fromkeys(t for text in texts for t in (text, *clauses(text)))))
     return encoder
