@@ -10,9 +10,9 @@ utility tools serve many tasks. This retriever learns that from a labelled log: 
 uses (a slot with several acceptable tools shares one use among them), as ``log1p`` scaled to
 0–1 and added to the base's scores rescaled to 0–1. The ranking keeps the base retriever's
 first ``head`` places untouched, then alternates: one place by relevance, the next by
-relevance + ``weight`` × prior. So a popular tool never pushes out the best match, and one
+relevance + ``weight`` × prior. So a popular tool never pushes out the best matches, and one
 that is also relevant comes early. Like every learned component here it is only honest on
-queries it never saw (:mod:`harness.retrieval.splits`). ``head`` (1) and ``weight`` (1) were chosen
+queries it never saw (:mod:`harness.retrieval.splits`). ``head`` (3) and ``weight`` (0.5) were chosen
 from six settings on LiveMCPBench's development tasks, cross-validated by gold set
 (:mod:`harness.retrieval.tuning`); "every second place" is a round value, not tuned.
 """
@@ -69,7 +69,7 @@ def interleave(relevant: Sequence[str], boosted: Sequence[str], head: int, every
 class UsagePriorRetriever:
     """A scoring retriever whose lower places are shared with the tools past tasks used most."""
 
-    def __init__(self, log: Sequence[Query], base: ExactScorer, *, weight: float = 1.0, head: int = 1,
+    def __init__(self, log: Sequence[Query], base: ExactScorer, *, weight: float = 0.5, head: int = 3,
                  every: int = 2) -> None:
         if not log:
             raise ValueError("The usage log is empty: there is nothing to learn from.")
