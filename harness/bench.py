@@ -265,11 +265,12 @@ def table(rows: Sequence[Row], k: int) -> str:
                      + " ".join(f"{with_interval(r.metrics.get(c), r.intervals.get(c)):>19}" for c in SHOWN)
                      + f" {_fmt(r.token_cut, 2):>6}")
     timing = [r for r in rows if r.p50_ms is not None]
-    head = f"{'dataset':<18} {'retriever':<24} {'n':>5} {'tools':>6} {'build_s':>8} {'p50_ms':>7} {'p95_ms':>7}"
+    head = (f"{'dataset':<18} {'retriever':<24} {'held out':<31} {'n':>5} {'tools':>6} {'build_s':>8} {'p50_ms':>7} "
+            f"{'p95_ms':>7}")
     lines += ["", head, "-" * len(head)]
     for r in timing:
-        lines.append(f"{r.dataset:<18} {r.retriever:<24} {r.n_queries:>5} {r.n_tools:>6} {_fmt(r.build_s, 2):>8} "
-                     f"{_fmt(r.p50_ms, 2):>7} {_fmt(r.p95_ms, 2):>7}")
+        lines.append(f"{r.dataset:<18} {r.retriever:<24} {r.held_out:<31} {r.n_queries:>5} {r.n_tools:>6} "
+                     f"{_fmt(r.build_s, 2):>8} {_fmt(r.p50_ms, 2):>7} {_fmt(r.p95_ms, 2):>7}")
     return "\n".join(lines)
 
 
