@@ -13,8 +13,9 @@ The procedure, the same for every component with knobs:
    (a quarter of the *gold sets*, so no tool combination of the test is tuned on). Learned
    components (the query log, the usage prior) are cross-validated inside the development set.
 3. The setting with the best mean over those sets wins (the earlier one on a tie), and the
-   package's defaults are that setting: :data:`CHOSEN` records them with their development scores,
-   and a test re-runs the lexical ones.
+   package's defaults are that setting: ``harness/data/tuning.json`` records every trial's
+   development scores (:func:`recorded`), a test checks the code's defaults against it
+   (:func:`defaults_match_record`), and Chapter 6 re-runs the lexical ones live.
 
 The named systems get the same budget where they have a number to tune (StackOne's α); PizzaPi's
 points and Stacklok's 50/50 split are rules, not weights, and run as published. BM25's k1 and b
