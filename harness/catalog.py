@@ -18,7 +18,7 @@ from typing import Iterable
 
 import numpy as np
 
-from harness.ranking import Selector, check_k, lexical_ids
+from harness.ranking import DEFAULT_K, Selector, check_k, lexical_ids
 from harness.registry import DuplicateToolError, ToolRegistry
 from harness.retrieval.bm25_index import InvertedBM25
 from harness.text import tokenize
@@ -102,7 +102,7 @@ class ToolCatalog:
         scores, _, matched = self._index.lexical(tokenize(query))
         return lexical_ids(self.ids, scores, matched, k)
 
-    def select(self, query: str, k: int = 7) -> list[Tool]:
+    def select(self, query: str, k: int = DEFAULT_K) -> list[Tool]:
         """The ``k`` best tools for ``query`` (a :class:`~harness.ranking.Selector` with no pins)."""
         return Selector(self, self.tools, k=k).select(query)
 

@@ -138,6 +138,11 @@ class Ranked:
     pinned: bool = False
 
 
+#: Tools shown per turn when nobody says otherwise: chosen in Chapter 3 at the knee of success
+#: against schema tokens on the development scenarios (and reported there on the held-out ones).
+DEFAULT_K = 7
+
+
 def _own_name(t: Tool) -> set[str]:
     return {t.name}
 
@@ -157,7 +162,7 @@ class Selector:
     ranker: Ranker
     tools: Sequence[Tool]
     pinned: Sequence[Tool | str] = ()
-    k: int | None = 7
+    k: int | None = DEFAULT_K
     floor: float | None = None
     exact_first: bool = False
     names_of: Callable[[Tool], set[str]] = field(default=_own_name, compare=False, repr=False)

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.agent import Deferral, RunResult, arun, as_selector
 from harness.catalog import ToolCatalog
+from harness.demo import DemoWorld, load_scenarios, world_of, world_state
+from harness.demo.effects import State, failed_checks
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn
-from harness.ranking import Selector
+from harness.ranking import DEFAULT_K, Selector
 from harness.rates import bootstrap_interval
 from harness.tokens import count_text
 
@@ -32,37 +34,72 @@ def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
     """For each step: the transcript just before it (earlier steps done right) and the tool it needs.
 
     Earlier calls carry their required argument *keys* (values are placeholders): that is all a
-    transcript query reads of a call.
+    transcript query reads of a call. A conversation's earlier turns are steps too when their
+    tools are labelled (``setup_tools``); other setup requests are replayed as answered ("Done.").
     """
-    out = []
+    out: list[tuple[Transcript, str]] = []
     t = Transcript()
-    for earlier in getattr(scenario, "setup", ()):
-        t.add_user(earlier)
-        t.append(Message("assistant", [TextBlock("Done.")]))
-    t.add_user(scenario.request)
-    for i, name in enumerate(scenario.tools):
-        out.append((Transcript(list(t.messages)), name))
-        args = {p: "…" for p in catalog.get(name).required}
-        t.append(Message("assistant", [ToolCall(f"oracle_{i}", name, args)]))
-        t.append(Message("user", [ToolResult(f"oracle_{i}", "ok")]))
+    labelled = getattr(scenario, "setup_tools", ()) or [None] * len(getattr(scenario, "setup", ()))
+    turns = [*zip(getattr(scenario, "setup", ()), labelled), (scenario.request, scenario.tools)]
+    n = 0
+    for i, (request, tools) in enumerate(turns):
+        t.add_user(request)
+        if tools is None:
+            t.append(Message("assistant", [TextBlock("Done.")]))
+            continue
+        for name in tools:
+            out.append((Transcript(list(t.messages)), name))
+            args = {p: "…" for p in catalog.get(name).required}
+            t.append(Message("assistant", [ToolCall(f"oracle_{n}", name, args)]))
+            t.append(Message("user", [ToolResult(f"oracle_{n}", "ok")]))
+            n += 1
+        if i < len(turns) - 1:
+            t.append(Message("assistant", [TextBlock("Done.")]))
     return out
 
 
-def per_step_recall(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = 7) -> float:
-    """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
+def per_step_hits(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> list[bool]:
+    """For every step of every scenario: is its needed tool among the ``k`` selected for that step's query?"""
     selector = as_selector(catalog)
-    hits = [needed in {t.name for t in selector.select(query_fn(t), k)}
+    return [needed in {t.name for t in selector.select(query_fn(t), k)}
             for s in scenarios for t, needed in oracle_steps(s, catalog)]
+
+
+def per_step_recall(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> float:
+    """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
+    hits = per_step_hits(catalog, scenarios, query_fn, k)
     if not hits:
         raise ValueError("No scenario steps to measure: every scenario given has an empty tool list.")
     return statistics.fmean(hits)
 
 
+def knee(success: Mapping[int, float], tolerance: float = 0.05) -> int:
+    """The smallest ``k`` whose success is within ``tolerance`` of the best success measured.
+
+    Chapter 3's rule for the default number of tools per turn, applied to the development
+    scenarios only: beyond it, more tools cost schema tokens on every turn and buy (almost) nothing.
+    """
+    if not success:
+        raise ValueError("There are no measured settings to choose from.")
+    best = max(success.values())
+    return min(k for k, rate in success.items() if rate >= best - tolerance - 1e-12)
+
+
 @dataclass
 class ScenarioRun:
+    """One scenario's run, judged two ways.
+
+    ``success``: the world is in the right state afterwards (the scenario's ``checks``; ``failures``
+    says which did not hold). ``tools_right``: the old judgement, the needed tools called
+    successfully in order — kept so chapters can show where the two differ.
+    """
+
     scenario: Any
     result: RunResult
     success: bool
+    tools_right: bool = False
+    failures: tuple[str, ...] = ()
+    setup_results: tuple[RunResult, ...] = ()
 
     @property
     def turns(self) -> int:
@@ -94,11 +131,12 @@ def in_order(needed: Sequence[str], called: Sequence[str]) -> bool:
     return all(any(c == n for c in it) for n in needed)
 
 
-def judge(scenario: Any, result: RunResult, catalog: Tools) -> bool:
-    """Did the run do what the scenario asked?
+def tools_right(scenario: Any, result: RunResult, catalog: Tools) -> bool:
+    """The old judgement, on names: the needed tools called successfully, in order.
 
-    Tasks and pivots: their tools called successfully, in order. An opener with no tools: the
-    answer names at least three real tools, so the user learns what the agent can do.
+    An opener with no tools: the answer names at least three real tools. That rule grew next to
+    the stand-in (which lists tool names when it has nothing to do); it is kept only as the
+    "right tools" column beside effects-judged success, never as success itself.
     """
     if scenario.tools:
         return in_order(scenario.tools, result.succeeded())
@@ -106,17 +144,56 @@ def judge(scenario: Any, result: RunResult, catalog: Tools) -> bool:
     return len(named) >= 3
 
 
-async def run_scenario(provider: Any, selector: Tools, scenario: Any, **loop: Any) -> ScenarioRun:
+def judge(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
+          before: State | None = None, answer: str | None = None) -> bool:
+    """Did the run do what the scenario asked? Judged on the world's state afterwards.
+
+    ``world`` is the demo world the tools act on (found from ``catalog``'s tools when None);
+    ``before`` its state before the run (a fresh world's when None); ``answer`` what the user was
+    told (the run's final text when None). A scenario without ``checks`` (a hand-made one over
+    tools that are not the demo world's) falls back to :func:`tools_right`.
+    """
+    return not judgement(scenario, result, catalog, world=world, before=before, answer=answer)[1]
+
+
+def judgement(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
+              before: State | None = None, answer: str | None = None) -> tuple[bool, tuple[str, ...]]:
+    """``(tools_right, failures)``: the names-in-order judgement and the checks that did not hold."""
+    names = tools_right(scenario, result, catalog)
+    checks = getattr(scenario, "checks", ())
+    if not checks:
+        return names, () if names else ("no checks on the world: judged on names, and the names are wrong",)
+    world = world if world is not None else world_of(as_selector(catalog).tools)
+    if world is None:
+        raise ValueError(f"Scenario {scenario.id!r} is judged on the demo world's state, but none of its tools "
+                         "acts on a DemoWorld; build the catalog from harness.demo.demo_tools(world).")
+    if before is None:
+        with DemoWorld() as fresh:
+            before = world_state(fresh)
+    said = result.final_text if answer is None else answer
+    return names, tuple(failed_checks(checks, world, before, said))
+
+
+async def run_scenario(provider: Any, selector: Tools, scenario: Any, *, world: DemoWorld | None = None,
+                       **loop: Any) -> ScenarioRun:
     """Run a scenario's setup requests, then its request, through :func:`harness.agent.arun`.
 
-    ``loop`` is passed to ``arun`` (``deferral``, ``query_fn``, ``max_turns`` …); the scenario is
-    judged on the last request's run only.
+    ``loop`` is passed to ``arun`` (``deferral``, ``query_fn``, ``max_turns`` …). Names are
+    judged on the last request's run; effects on the world after every request (``world``: the
+    demo world the tools act on, found from ``selector``'s tools when None) — the user was told
+    every run's final text.
     """
+    world = world if world is not None else world_of(as_selector(selector).tools)
+    before = world_state(world) if world is not None else None
     transcript = Transcript()
+    setup = []
     for earlier in getattr(scenario, "setup", ()):
-        await arun(provider, selector, earlier, transcript=transcript, **loop)
+        setup.append(await arun(provider, selector, earlier, transcript=transcript, **loop))
     result = await arun(provider, selector, scenario.request, transcript=transcript, **loop)
-    return ScenarioRun(scenario, result, judge(scenario, result, selector))
+    answer = "\n".join(r.final_text for r in (*setup, result))
+    names, failures = judgement(scenario, result, selector, world=world, before=before, answer=answer)
+    success = names if not getattr(scenario, "checks", ()) else not failures
+    return ScenarioRun(scenario, result, success, names, failures, tuple(setup))
 
 
 async def run_scenarios(
@@ -131,24 +208,33 @@ async def run_scenarios(
     """Run each scenario on a fresh catalog (a fresh world: one scenario's writes never leak into the next).
 
     ``selector`` builds the selector over that catalog (a ranker, pins such as a discovery tool
-    over it, ``k``; Chapter 2's BM25 and seven tools when omitted); ``deferral`` builds the tools
-    loaded during a run (a search's ``extra_tools`` and ``on_finish``).
+    over it, ``k``; Chapter 2's BM25 and :data:`harness.ranking.DEFAULT_K` tools when omitted);
+    ``deferral`` builds the tools loaded during a run (a search's ``extra_tools`` and ``on_finish``).
+    Each run is judged on the catalog's world.
     """
     runs = []
     for s in scenarios:
         catalog = make_catalog()
         extra = {"deferral": deferral(catalog)} if deferral else {}
-        runs.append(await run_scenario(provider, selector(catalog) if selector else catalog, s, **extra, **loop))
+        runs.append(await run_scenario(provider, selector(catalog) if selector else catalog, s,
+                                       world=world_of(catalog.tools), **extra, **loop))
     return runs
 
 
 def success_rate(runs: Sequence[ScenarioRun]) -> float:
+    """Share of runs whose effects hold."""
     return statistics.fmean(r.success for r in runs) if runs else 0.0
+
+
+def tools_right_rate(runs: Sequence[ScenarioRun]) -> float:
+    """Share of runs that called the right tools in order (the old judgement)."""
+    return statistics.fmean(r.tools_right for r in runs) if runs else 0.0
 
 
 @dataclass(frozen=True)
 class RunsSummary:
-    """Task success (with a 95 % bootstrap interval over scenarios) and the cost of getting there."""
+    """Task success (effects) and right tools (names), each with a 95 % bootstrap interval over
+    scenarios, and the cost of getting there."""
 
     n: int
     success: float
@@ -157,6 +243,15 @@ class RunsSummary:
     turns: float  # mean turns of the judged request
     schema_tokens: float  # mean tool-schema tokens sent per scenario
     failed_calls: float  # mean tool calls per scenario that came back as errors
+    tools_right: float = 0.0  # share with the needed tools called in order
+    tools_low: float = 0.0
+    tools_high: float = 0.0
+
+    def row(self) -> str:
+        """One table row: n, success [interval], right tools [interval], turns, schema tokens."""
+        return (f"{self.n:>3} {self.success:>5.2f} [{self.low:.2f}, {self.high:.2f}] "
+                f"{self.tools_right:>5.2f} [{self.tools_low:.2f}, {self.tools_high:.2f}] "
+                f"{self.turns:>5.1f} {self.schema_tokens:>8,.0f}")
 
 
 def summarize(runs: Sequence[ScenarioRun]) -> RunsSummary:
@@ -164,8 +259,10 @@ def summarize(runs: Sequence[ScenarioRun]) -> RunsSummary:
     if not runs:
         raise ValueError("There are no runs to summarize.")
     low, high = bootstrap_interval([float(r.success) for r in runs])
+    t_low, t_high = bootstrap_interval([float(r.tools_right) for r in runs])
     return RunsSummary(len(runs), success_rate(runs), low, high, statistics.fmean(r.turns for r in runs),
-                       statistics.fmean(r.schema_tokens for r in runs), statistics.fmean(r.failed_calls for r in runs))
+                       statistics.fmean(r.schema_tokens for r in runs), statistics.fmean(r.failed_calls for r in runs),
+                       tools_right_rate(runs), t_low, t_high)
 
 
 def narrated_steps(task: str, steps: Sequence[str]) -> list[Transcript]:

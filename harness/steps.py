@@ -14,8 +14,10 @@ import re
 
 from harness.text import tokenize
 
-#: A quoted value: '…', "…", `…`, “…” or ‘…’ — one group per form, the value inside.
-QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|`([^`]+)`|“([^”]+)”|‘([^’]+)’")
+#: A quoted value: '…', "…", `…`, “…” or ‘…’ — one group per form, the value inside. A straight
+#: single quote inside a word is an apostrophe, not a quote: it neither opens a value ("what's",
+#: "I'd") nor closes one ('Pay Dana's invoice' is one value).
+QUOTED = re.compile(r"(?<!\w)'((?:[^']|'(?=\w))+)'(?!\w)|\"([^\"]+)\"|`([^`]+)`|“([^”]+)”|‘([^’]+)’")
 
 _STEP_SPLIT = re.compile(r",?\s+and then\s+|,\s*then\s+|;\s*then\s+|;\s+|\.\s+(?:Then\s+|Finally,?\s+|After that,?\s+)?(?=[A-Z])|,\s*finally,?\s+", re.IGNORECASE)
 _ACKNOWLEDGEMENT = re.compile(r"^(?:ok(?:ay)?|great|thanks?(?: you)?|looks good|sounds good|perfect|nice|cool|good|fine|sure|alright)\W*$", re.I)

@@ -132,8 +132,9 @@ def test_scenarios_are_well_formed():
         if s.kind == "task":
             assert 2 <= len(s.tools) <= 4, s.id
             assert len(s.clauses) == len(s.tools), f"{s.id}: {len(s.clauses)} clauses for {len(s.tools)} tools"
-        elif s.kind == "pivot":
+        elif s.kind in ("pivot", "conversation"):
             assert s.setup and s.tools, s.id
+            assert not s.setup_tools or len(s.setup_tools) == len(s.setup), s.id
         else:
             assert len(s.tools) <= 1 and len(s.request.split()) <= 8, s.id
 

@@ -9,7 +9,8 @@ from harness.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
 from harness.queries import query_from_transcript, query_from_user_message
 from harness.ranking import Selector
-from harness.scenarios import in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate
+from harness.scenarios import (in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate, summarize,
+                               tools_right)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,19 @@ def test_task_success_with_and_without_discovery_on_fresh_catalogs():
     assert plain[0].schema_tokens > 0 and plain[0].turns == 3
     found = run(run_scenarios(OfflineModel(), make, [OPENER], selector=lambda c: Selector.over(c, pinned=[discovery_tool(c)])))
     assert found[0].success and success_rate(found) == 1.0
-    assert judge(OPENER, found[0].result, make())
+    assert judge(OPENER, found[0].result, make()), "no checks and no demo world: judged on names"
+    assert tools_right(OPENER, found[0].result, make()) and found[0].tools_right
+
+
+def test_summary_carries_both_judgements_with_intervals():
+    from harness.demo import demo_tools, load_scenarios
+
+    dev = load_scenarios("dev")[:6]
+    runs = run(run_scenarios(OfflineModel(), lambda: ToolCatalog(demo_tools()), dev))
+    s = summarize(runs)
+    assert s.n == 6 and s.success == success_rate(runs) and s.tools_right == sum(r.tools_right for r in runs) / 6
+    assert s.low <= s.success <= s.high and s.tools_low <= s.tools_right <= s.tools_high
+    assert all(r.success == (not r.failures) for r in runs)
 
 
 def test_narrated_steps_announce_the_next_step():
@@ -73,3 +86,12 @@ def test_discovery_tokens_and_per_catalog_loop_arguments():
     searched = run(run_scenarios(OfflineModel(), lambda: ToolCatalog([]), [TASK],
                                  deferral=lambda c: Deferral(extra_tools=ToolSearch([], SMALL_TOOLS).tools_for_turn)))[0]
     assert searched.result.calls()[0][0] == "search_tools" and searched.discovery_tokens > 0
+
+
+def test_knee_is_the_smallest_setting_near_the_best():
+    from harness.scenarios import knee
+
+    assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66, 30: 0.6}) == 10
+    assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66}, tolerance=0.0) == 20
+    with pytest.raises(ValueError, match="no measured settings"):
+        knee({})

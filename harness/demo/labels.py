@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.demo.effects import validate_checks
 from harness.steps import split_steps
 
 #: The labels are package data, read through importlib.resources wherever harness is installed.
 DATA_DIR = importlib.resources.files("harness") / "data"
 QUERIES_FILE = DATA_DIR / "demo_queries.jsonl"
 SCENARIOS_FILE = DATA_DIR / "demo_scenarios.json"
+#: The scenario sets by split: "dev" is what the workbook's choices were tuned on (the stand-in's
+#: rules grew next to it, Chapter 3 picks its k on it); "heldout" was written afterwards, fresh,
+#: and nothing is tuned on it — it is only reported.
+SPLITS = {"dev": SCENARIOS_FILE, "heldout": DATA_DIR / "heldout_scenarios.json"}
 
 #: Tools whose names and descriptions overlap enough that a model (or BM25) mixes them up.
 CONFUSABLE_PAIRS: list[tuple[str, str]] = [
@@ -56,18 +61,24 @@ class LabelledQuery:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A multi-step request: ``tools`` in order, one per step; ``args`` (when given) one dict per step.
+    """A request and what doing it means: ``checks`` on the world afterwards (:mod:`harness.demo.effects`).
 
+    ``tools`` are the tools the (last) request needs, in order, one per step, and ``args`` (when
+    given) one dict per step: the labels of the old names-in-order judgement and of per-step recall.
     ``kind`` is "task" (a fresh request), "pivot" (``setup`` holds earlier requests, all file or
-    git work, then ``request`` turns to another domain) or "opener" (a vague first message).
+    git work, then ``request`` turns to another domain), "conversation" (several user turns that
+    together make the task: ``setup`` holds the earlier turns and the checks cover every turn's
+    effects) or "opener" (a vague first message).
     """
 
     id: str
     request: str
     tools: tuple[str, ...]
-    kind: Literal["task", "pivot", "opener"]
+    kind: Literal["task", "pivot", "conversation", "opener"]
     setup: tuple[str, ...] = ()
     args: tuple[dict[str, Any], ...] = ()
+    checks: tuple[dict[str, Any], ...] = ()
+    setup_tools: tuple[tuple[str, ...], ...] = ()  # a conversation's earlier turns: the tools each needs
 
     @property
     def clauses(self) -> list[str]:
@@ -117,8 +128,21 @@ def load_demo_queries(path: Path | str | None = None) -> list[LabelledQuery]:
     return out
 
 
+KINDS = ("task", "pivot", "conversation", "opener")
+
+
+def load_scenarios(split: str = "dev") -> list[Scenario]:
+    """The development (``"dev"``) or held-out (``"heldout"``) scenarios; see :data:`SPLITS`."""
+    if split not in SPLITS:
+        raise ValueError(f"There is no scenario split {split!r}; the splits are {', '.join(SPLITS)}.")
+    return load_demo_scenarios(SPLITS[split])
+
+
 def load_demo_scenarios(path: Path | str | None = None) -> list[Scenario]:
-    """The demo scenarios (``harness/data/demo_scenarios.json`` unless ``path`` is given)."""
+    """The scenarios in ``path`` (the development set, ``harness/data/demo_scenarios.json``, when None).
+
+    Every scenario must carry its ``checks``: a scenario without them could only be judged on names.
+    """
     path = Path(path) if path else SCENARIOS_FILE
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
@@ -126,17 +150,24 @@ def load_demo_scenarios(path: Path | str | None = None) -> list[Scenario]:
         raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
     if not isinstance(records, list):
         raise ValueError(f"{path.name}: expected a JSON list of scenarios.")
-    out = []
+    out, seen = [], set()
     for n, rec in enumerate(records):
         where = f"{path.name} scenario {n} ({rec.get('id', '?') if isinstance(rec, dict) else '?'})"
         rec = _require(rec, {"id": str, "request": str, "tools": list, "kind": str}, where)
-        if rec["kind"] not in ("task", "pivot", "opener"):
-            raise ValueError(f"{where}: kind must be 'task', 'pivot' or 'opener', got {rec['kind']!r}.")
+        if rec["kind"] not in KINDS:
+            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {rec['kind']!r}.")
+        if rec["id"] in seen:
+            raise ValueError(f"{where}: id {rec['id']!r} appears twice.")
+        seen.add(rec["id"])
         setup, args = rec.get("setup", []), rec.get("args", [])
         if not isinstance(setup, list) or not all(isinstance(s, str) for s in setup):
             raise ValueError(f"{where}: 'setup' must be a list of earlier requests (strings).")
         if args and (len(args) != len(rec["tools"]) or not all(isinstance(a, dict) for a in args)):
             raise ValueError(f"{where}: 'args' needs one object per tool ({len(rec['tools'])}), got {len(args)}.")
+        setup_tools = rec.get("setup_tools", [])
+        if setup_tools and (len(setup_tools) != len(setup) or not all(isinstance(t, list) for t in setup_tools)):
+            raise ValueError(f"{where}: 'setup_tools' needs one list of tool names per setup request ({len(setup)}).")
         out.append(Scenario(rec["id"], rec["request"], _names(rec["tools"], "tools", where), rec["kind"],
-                            tuple(setup), tuple(args)))
+                            tuple(setup), tuple(args), validate_checks(rec.get("checks"), where),
+                            tuple(_names(t, "setup_tools", where) for t in setup_tools)))
     return out
