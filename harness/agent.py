@@ -95,7 +95,7 @@ class Deferral:
 
 
 def as_selector(tools: Selector | ToolCatalog) -> Selector:
-    """A catalog on its own is selected from as Chapter 2 does: BM25, seven tools, no pins."""
+    """A catalog on its own is selected from with BM25, :data:`~harness.ranking.DEFAULT_K` tools, no pins."""
     return tools if isinstance(tools, Selector) else Selector.over(tools)
 
 
@@ -116,7 +116,7 @@ async def arun(
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
-    transcript (a bare :class:`~harness.catalog.ToolCatalog` means BM25's best seven);
+    transcript (a bare :class:`~harness.catalog.ToolCatalog` means BM25's best :data:`~harness.ranking.DEFAULT_K`);
     ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
     """
     if max_turns <= 0:

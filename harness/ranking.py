@@ -140,7 +140,7 @@ class Ranked:
 
 #: Tools shown per turn when nobody says otherwise: chosen in Chapter 3 at the knee of success
 #: against schema tokens on the development scenarios (and reported there on the held-out ones).
-DEFAULT_K = 7
+DEFAULT_K = 10
 
 
 def _own_name(t: Tool) -> set[str]:

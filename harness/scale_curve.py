@@ -157,7 +157,7 @@ def scale_curve(query_sets: Mapping[str, Sequence[Query]], pool: Sequence[Catalo
     sizes = [s for s in sizes if s is None or s <= len(pool)]
     vectors, encoder_used = None, None
     if {"dense-minilm", "hybrid-rrf"} & set(retrievers):
-        encoder_used = encoder or Encoder(remember=1_000_000)
+        encoder_used = encoder or Encoder(remember=1_000_000, disk=cache or EmbeddingCache())
         vectors = dict(zip([t.id for t in pool], embed_tools(pool, encoder_used, cache or EmbeddingCache())))
         encoder_used.encode([q.query for qs in query_sets.values() for q in qs])  # every query once, in batches
     points = []

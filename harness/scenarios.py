@@ -8,8 +8,20 @@ Two measurements, kept apart on purpose:
 * **per-step recall** isolates retrieval: replay the scenario as if every earlier step had gone
   right (an "oracle" transcript), derive the query, and ask whether the tool the next step needs
   is among those selected. No model is involved, so the number belongs to the query strategy.
-* **task success** runs the whole loop with a model: did the needed tools get called
-  successfully, in order? That mixes retrieval with the model's own choices.
+* **task success** runs the whole loop with a model and checks the demo world afterwards: is it
+  in the state the request asked for (:mod:`harness.demo.effects`)? That mixes retrieval with the
+  model's own choices. Beside it, ``tools_right`` keeps the old judgement — the needed tools called
+  successfully, in order — so a chapter can show where "right tools" and "right effect" differ.
+
+What an opener with no task (``hi``, ``what can you do?``) is judged on, decided here: it must
+change nothing in the world and give an answer; a capability question's answer must name at
+least three of the world's domains (by a tool name or a plain word: files, git, chat, …). The old
+rule — the answer names at least three tools — grew next to the stand-in, which lists tool names,
+and survives only in ``tools_right``. Openers therefore say little about selection; chapters
+report them apart from tasks.
+
+Scenario sets (:func:`harness.demo.load_scenarios`): ``"dev"`` is what choices are made on,
+``"heldout"`` was written afterwards and is only reported.
 """
 from __future__ import annotations
 

@@ -359,3 +359,16 @@ def test_bench_usage_row_is_cross_validated():
     assert (row.dataset, row.retriever, row.n_queries, row.tuned) == ("livemcp-test", "bm25-fielded+usage", len(tasks), "dev")
     plain = evaluate(FieldedBM25(CATALOG), tasks)
     assert row.metrics["R@5"] > plain.recall(5)  # write_file, never named, was used by the other folds' tasks
+
+
+def test_encoder_keeps_text_vectors_on_disk(tmp_path, monkeypatch):
+    def fake(self, texts):
+        self.texts_encoded += len(texts)
+        return np.stack([np.full(384, float(len(t)), dtype=np.float32) for t in texts])
+
+    monkeypatch.setattr(Encoder, "_model_encode", fake)
+    first = Encoder(disk=EmbeddingCache(tmp_path))
+    vectors = first.encode(["find a file", "weather"])
+    assert first.texts_encoded == 2
+    again = Encoder(disk=EmbeddingCache(tmp_path))
+    assert np.array_equal(again.encode(["weather", "find a file"]), vectors[::-1]) and again.texts_encoded == 0

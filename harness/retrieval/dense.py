@@ -63,16 +63,32 @@ class Encoder:
     """all-MiniLM-L6-v2 on CPU, in NumPy; counts what it encodes (so tests can prove the cache works).
 
     An agent re-asks the same query turn after turn, so the last ``remember`` query texts keep
-    their vectors in memory (``remember=0`` turns that off).
+    their vectors in memory (``remember=0`` turns that off). An evaluation asks the same labelled
+    queries run after run, so with ``disk`` (an :class:`EmbeddingCache`) a text's vector is also
+    kept on disk under a SHA-256 of the model and the text.
     """
 
     model_name = MODEL_NAME
 
-    def __init__(self, batch_size: int = 32, remember: int = 256) -> None:
+    def __init__(self, batch_size: int = 32, remember: int = 256, disk: "EmbeddingCache | None" = None) -> None:
         self.batch_size = batch_size
         self.remember = remember
+        self.disk = disk
         self.texts_encoded = 0
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def _text_key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model_name}|text|{text}".encode("utf-8")).hexdigest()
+
+    def _from_disk_or_model(self, texts: list[str]) -> list[np.ndarray]:
+        found = {t: self.disk.get(self._text_key(t)) for t in texts} if self.disk else {}
+        todo = [t for t in texts if found.get(t) is None]
+        if todo:
+            for t, vector in zip(todo, self._model_encode(todo)):
+                found[t] = vector
+                if self.disk:
+                    self.disk.put(self._text_key(t), vector)
+        return [found[t] for t in texts]
 
     def _model_encode(self, texts: list[str]) -> np.ndarray:
         self.texts_encoded += len(texts)
@@ -86,7 +102,7 @@ class Encoder:
             return self._model_encode(list(texts))
         missing = [t for t in dict.fromkeys(texts) if t not in self._recent]
         if missing:
-            self._recent.update(zip(missing, self._model_encode(missing)))
+            self._recent.update(zip(missing, self._from_disk_or_model(missing)))
         for t in texts:
             self._recent.move_to_end(t)
         rows = np.stack([self._recent[t] for t in texts])

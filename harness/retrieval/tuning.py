@@ -13,8 +13,9 @@ The procedure, the same for every component with knobs:
    (a quarter of the *gold sets*, so no tool combination of the test is tuned on). Learned
    components (the query log, the usage prior) are cross-validated inside the development set.
 3. The setting with the best mean over those sets wins (the earlier one on a tie), and the
-   package's defaults are that setting: :data:`CHOSEN` records them with their development scores,
-   and a test re-runs the lexical ones.
+   package's defaults are that setting: ``harness/data/tuning.json`` records every trial's
+   development scores (:func:`recorded`), a test checks the code's defaults against it
+   (:func:`defaults_match_record`), and Chapter 6 re-runs the lexical ones live.
 
 The named systems get the same budget where they have a number to tune (StackOne's α); PizzaPi's
 points and Stacklok's 50/50 split are rules, not weights, and run as published. BM25's k1 and b
@@ -23,8 +24,11 @@ nobody. The tuned rows of ``make bench`` say "dev" in their ``tuned`` column.
 """
 from __future__ import annotations
 
+import inspect
+import random
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.eval import evaluate
@@ -124,3 +128,99 @@ def tune(component: str, build: Build, dev_sets: Mapping[str, tuple[Sequence[Cat
                               for name, (tools, queries) in dev_sets.items()}) for s in GRIDS[component]]
     best = max(trials, key=lambda t: t.mean)  # max() keeps the first of equal means
     return best.setting, trials
+
+
+def development_sets(toollens_sample: int = 300, seed: int = 0
+                     ) -> dict[str, tuple[list[CatalogTool], list[Query]]]:
+    """The development sets present: LiveMCPBench's and the demo world's development quarter (by query
+    id) and a seeded sample of ToolLens' (a quarter of its gold sets)."""
+    from harness.retrieval.datasets import dataset_dir, demo_dataset, load_queries, load_tools
+    from harness.retrieval.splits import development_split
+
+    tools, queries = demo_dataset()
+    sets = {"demo-dev": (tools, development_split(queries, seed=seed).development)}
+    folder = dataset_dir("livemcpbench")
+    if folder:
+        sets["livemcp-dev"] = (load_tools(folder), development_split(load_queries(folder), seed=seed).development)
+    folder = dataset_dir("toollens_train")
+    if folder:
+        dev = development_split(load_queries(folder), by="gold", seed=seed).development
+        sets["toollens-dev"] = (load_tools(folder), random.Random(seed).sample(dev, min(toollens_sample, len(dev))))
+    return sets
+
+
+#: Which development sets each component is tuned on, and whether it learns from a log.
+PLAN: dict[str, tuple[tuple[str, ...], bool]] = {
+    "bm25-fielded": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "stackone-bm25-tfidf": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "hybrid-task": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "learned-querylog": (("toollens-dev",), True),  # the only set with a log big enough to learn from
+    "usage-prior": (("livemcp-dev",), True),  # whole tasks: what the prior is for
+}
+
+
+def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = None,
+             say: Callable[[str], None] = lambda s: None) -> dict[str, dict[str, Any]]:
+    """Every component tuned by the procedure above: {component: {"chosen": setting, "trials": [...]}}."""
+    sets = development_sets()
+    build = builders(encoder)
+    out: dict[str, dict[str, Any]] = {}
+    for component in components:
+        names, learned = PLAN[component]
+        chosen, trials = tune(component, build[component], {n: sets[n] for n in names if n in sets}, learned)
+        out[component] = {"chosen": chosen, "trials": [{"setting": t.setting, "scores": t.scores, "mean": t.mean}
+                                                        for t in trials]}
+        say(f"{component}: {chosen}")
+    return out
+
+
+#: The record of the last full tuning run (package data, written by ``python -m harness.retrieval.tuning``).
+RECORD = "tuning.json"
+
+
+def recorded() -> dict[str, dict[str, Any]]:
+    """The recorded tuning run: {component: {"chosen": setting, "trials": [...]}}."""
+    import json
+    from importlib.resources import files
+
+    return json.loads(files("harness").joinpath("data", RECORD).read_text(encoding="utf-8"))
+
+
+def _default(cls: type, parameter: str) -> Any:
+    return inspect.signature(cls).parameters[parameter].default
+
+
+def code_defaults() -> dict[str, dict[str, Any]]:
+    """The settings the code uses today, for every component :data:`GRIDS` tunes (StackOne: its published α)."""
+    return {
+        "bm25-fielded": {"name_weight": DEFAULT_WEIGHTS["name"], "verb_weight": _default(FieldedBM25, "verb_weight")},
+        "hybrid-task": {"alpha": _default(TaskRetriever, "alpha"), "server_weight": _default(TaskRetriever, "server_weight")},
+        "learned-querylog": {"neighbours": _default(QueryLogRetriever, "neighbours"),
+                             "log_weight": _default(QueryLogRetriever, "log_weight")},
+        "usage-prior": {"head": _default(UsagePriorRetriever, "head"), "weight": _default(UsagePriorRetriever, "weight")},
+    }
+
+
+def defaults_match_record() -> bool:
+    """True when every tuned default in the code is the recorded development choice."""
+    record = recorded()
+    return all(record[c]["chosen"] == setting for c, setting in code_defaults().items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.retrieval.tuning [OUT]``: tune every component on development data, write JSON."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    result = tune_all(encoder=Encoder(remember=1_000_000), say=print)
+    text = json.dumps(result, indent=1)
+    if args:
+        Path(args[0]).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
