@@ -36,8 +36,9 @@ lab: $(VENV)/.core
 	@if [ -n "$(BUNDLE)" ]; then echo "-- the offline bundle holds no real model: its tests skip and Chapter 1 loads the committed sweep"; \
 	else bash scripts/real_model.sh .real-model || echo "!! the real model could not be installed: its tests skip and Chapter 1 loads the committed sweep"; fi
 
+# --durations=20: every run shows where the suite's time goes (it must stay well under 30 min on 2 cores)
 test: $(VENV)/.full .real-model/manifest.json
-	$(FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+	$(FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --durations=20 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full
 	$(PY) -m harness.bench

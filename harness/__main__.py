@@ -137,7 +137,8 @@ def serve(args: argparse.Namespace) -> list[str] | None:
             figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
         extra = load_tools(args.extra_tools) if args.extra_tools else []
-        asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold))
+        asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold,
+                            folders=[folder]))
     return None
 
 

@@ -17,11 +17,14 @@ import nbformat
 import pytest
 
 from harness.demo import DOMAINS, demo_tools, load_demo_queries
-from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, name_collisions,
-                             query_classifier, tool_count_sweep, tune_tools_per_turn)
+from harness.eval import evaluate
+from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
+                             name_collisions, query_classifier, tool_count_sweep, tune_tools_per_turn)
 from harness.grading.learner import Passed, call
 from harness.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
+from harness.retrieval.dense import Encoder
+from harness.retrieval.named import make_retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTERS = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
@@ -31,7 +34,7 @@ GRADERS = {
     "01_degraded_descriptions": "degraded_descriptions", "02_tool_count_sweep": "tool_count_sweep",
     "03_tune_tools_per_turn": "tune_tools_per_turn", "04_design_must_include": "design_must_include",
     "05_query_classifier": "query_classifier", "06_name_collisions": "name_collisions",
-    "07_deferral_threshold": "deferral_threshold",
+    "07_deferral_threshold": "deferral_threshold", "08_fused_ranker": "fused_ranker",
 }
 
 
@@ -77,7 +80,7 @@ def expect(passes: bool, grade) -> None:
 
 # --- structure and committed outputs ----------------------------------------------------------
 
-def test_there_are_seven_exercises_with_solutions_and_graders():
+def test_there_are_eight_exercises_with_solutions_and_graders():
     assert [p.stem for p in STARTERS] == list(GRADERS)
     assert all(solution_of(p).is_file() for p in STARTERS)
 
@@ -176,6 +179,21 @@ def test_deferral_threshold_grader(path, passes):
     ns = learner_namespace(path)
     sessions, tasks = demo_sessions()
     expect(passes, lambda: deferral_threshold.check(ns["session_cost"], ns["choose_setting"], sessions, tasks))
+
+
+@pytest.mark.parametrize("path, passes", both("08_fused_ranker"))
+def test_fused_ranker_grader(path, passes):
+    tools, dev = fused_ranker.development()
+    encoder = Encoder()
+    encoder.encode([q.query for q in dev])  # as the notebook's setup cell does
+    ns = {"tools": tools, "dev": dev, "make_retriever": make_retriever, "encoder": encoder,
+          "settings": fused_ranker.settings, "METRIC": fused_ranker.METRIC}
+    learner_namespace(path, slice(0, 2), ns)  # rrf, make_fused
+    if passes:  # the notebook's own grid cell (the starter's raises there): each setting on the development queries
+        ns["dev_scores"] = {tuple(s.values()): evaluate(ns["make_fused"](tools, encoder=ns["encoder"], **s), dev
+                                                        ).metrics()[fused_ranker.METRIC] for s in fused_ranker.settings()}
+    learner_namespace(path, slice(2, None), ns)  # CHOICE
+    expect(passes, lambda: fused_ranker.check(ns["rrf"], ns["make_fused"], ns["CHOICE"]))
 
 
 # --- the graders name what is wrong ------------------------------------------------------------

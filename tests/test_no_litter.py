@@ -8,11 +8,20 @@ what killed kernels left).
 """
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from conftest import run_pytest
+from harness.mcp.proxy_measure import serve_parameters
+from harness.mcp.servers import workbook_servers_config
 
-HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_scenarios.py", "notebooks/00_start_here.ipynb"]
+HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_proxy.py", "tests/test_scenarios.py",
+         "notebooks/00_start_here.ipynb"]
 
 
 @pytest.mark.mcp
@@ -22,4 +31,43 @@ def test_heavy_parts_of_the_suite_leave_the_temp_folder_as_they_found_it(tmp_pat
     done = run_pytest(["--nbval-lax", "--nbval-current-env", *HEAVY], tmp_path, TMPDIR=str(temp))
     assert done.returncode == 0, done.stdout[-3000:]
     assert "passed" in done.stdout.splitlines()[-1]
+    assert sorted(p.name for p in temp.iterdir()) == []
+
+
+def started_proxy(tmp_path: Path, temp: Path) -> subprocess.Popen:
+    """``harness serve`` in front of one workbook server, its temp folder ``temp``, after the client's initialize."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(workbook_servers_config(("notes",))), encoding="utf-8")
+    params = serve_parameters(config, "--retriever", "bm25-fielded")
+    proxy = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env={**os.environ, **params.env, "TMPDIR": str(temp)})
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+    proxy.stdin.write((json.dumps(hello) + "\n").encode())
+    proxy.stdin.flush()
+    assert b'"serverInfo"' in proxy.stdout.readline()
+    return proxy
+
+
+@pytest.mark.mcp
+@pytest.mark.parametrize("sig, stdin_closed", [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "SIGINT"])
+def test_a_proxy_ended_by_a_signal_leaves_no_folder(tmp_path, sig, stdin_closed):
+    """A client ends ``harness serve`` with SIGTERM when it does not exit in time; a person with Ctrl-C.
+
+    Left open, stdin keeps the SDK's reader busy and the proxy dies by the signal after its grace;
+    closed, the proxy shuts down in order. Either way its log and scratch folders are gone.
+    """
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proxy = started_proxy(tmp_path, temp)
+    try:
+        assert {p.name.split("-")[0] for p in temp.iterdir()} == {"mcp", "harness"}  # its log and scratch folders
+        proxy.send_signal(sig)
+        if stdin_closed:
+            proxy.stdin.close()
+        status = proxy.wait(30)  # the grace is 5 s
+    finally:
+        proxy.kill()
+        proxy.wait()
+    assert status in (0, -sig, 128 + sig), status  # in order, by the signal, or as harness reports Ctrl-C
     assert sorted(p.name for p in temp.iterdir()) == []

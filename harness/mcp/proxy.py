@@ -29,7 +29,11 @@ import difflib
 import json
 import logging
 import os
-from typing import Any, Mapping, Sequence
+import shutil
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
 
 import mcp.types as types
 
@@ -367,23 +371,77 @@ def build_server(proxy: ToolProxy) -> Any:
         on_read_resource=read_resource)
 
 
+#: SIGTERM and SIGINT end the proxy; how long its orderly shutdown may take before it dies by the signal.
+SIGNAL_GRACE_S = 5.0
+
+
+@contextmanager
+def ended_by_signals(log_dir: Path, folders: Sequence[str | os.PathLike[str]] = ()) -> Iterator[list[int]]:
+    """SIGTERM and SIGINT end the current task the way a closed stdin does, and leave no folder behind.
+
+    A client ending the proxy closes its stdin, waits two seconds, then sends SIGTERM and two seconds
+    later SIGKILL (the MCP SDK's ``stdio_client``); stopping slow upstream servers can outlast the
+    first wait. Python's default SIGTERM runs no clean-up, so the hub's log folder outlived every
+    such proxy. Here the first signal removes ``log_dir`` and ``folders`` at once (a SIGKILL may
+    follow), then cancels the task so the hub stops its servers in order. If that has not finished
+    within :data:`SIGNAL_GRACE_S` — the SDK's stdin reader cannot be cancelled while stdin stays
+    open — or a second signal comes, the process dies by the signal.
+    Yields the signals received (empty unless the task was cancelled by one).
+    """
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    received: list[int] = []
+
+    def die(sig: int) -> None:
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+
+    def on_signal(sig: int) -> None:
+        for folder in (log_dir, *folders):  # a folder's owner may still remove it: that is fine
+            shutil.rmtree(folder, ignore_errors=True)
+        if received:
+            die(sig)
+            return
+        received.append(sig)
+        if task is not None:
+            task.cancel()
+        loop.call_later(SIGNAL_GRACE_S, die, sig)
+
+    handled = (signal.SIGTERM, signal.SIGINT)
+    for sig in handled:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        yield received
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+
+
 async def serve(config: Any, *, retriever: str | None = None, extra: Sequence[CatalogTool] = (),
-                threshold_tokens: int = 0, environ: Mapping[str, str] | None = None) -> None:
-    """Run the proxy over stdio until the client closes it; every upstream server is stopped after.
+                threshold_tokens: int = 0, environ: Mapping[str, str] | None = None,
+                folders: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """Run the proxy over stdio until the client closes it (or SIGTERM/SIGINT); every upstream server is stopped after.
 
     ``threshold_tokens``: when every enabled tool together costs no more than this, they are all
-    listed directly and nothing is deferred (0, the default: search for everything).
+    listed directly and nothing is deferred (0, the default: search for everything). ``folders``:
+    the caller's scratch folders, removed as soon as a signal comes (:func:`ended_by_signals`), like
+    the hub's log folder.
     """
     from mcp.server.lowlevel import NotificationOptions
     from mcp.server.stdio import stdio_server
 
     cleaned, always = split_always_load(config)
-    async with MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ) as hub:
-        proxy = ToolProxy(hub, always=always, retriever=retriever, extra=extra)
-        proxy.watch()
-        server = build_server(proxy)
+    hub = MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ)
+    with ended_by_signals(hub.log_dir, folders) as signalled:
         try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
-        finally:
-            await proxy.aclose()
+            async with hub:
+                proxy = ToolProxy(hub, always=always, retriever=retriever, extra=extra)
+                proxy.watch()
+                server = build_server(proxy)
+                try:
+                    async with stdio_server() as (read, write):
+                        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+                finally:
+                    await proxy.aclose()
+        except asyncio.CancelledError:
+            if not signalled:
+                raise
