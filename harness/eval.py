@@ -31,6 +31,7 @@ from harness.retrieval.datasets import (  # re-exported: a chapter needs only th
     step_queries,
 )
 from harness.ranking import Ranker
+from harness.rates import bootstrap_interval
 from harness.retrieval.records import CatalogTool, Query
 
 __all__ = [
@@ -117,6 +118,21 @@ class Report:
 
     def _mean(self, fn) -> float:
         return statistics.fmean(fn(o.ranking, o.query.slots) for o in self.outcomes)
+
+    def values(self, metric: str) -> list[float]:
+        """One value per query of ``metric`` ("R@5", "Hit@5", "Complete@10", "MRR", "nDCG@10"):
+        the units a bootstrap interval resamples and a paired difference pairs."""
+        kind, _, k = metric.partition("@")
+        per_query = {"R": recall_at_k, "Hit": hit_at_k, "Complete": complete_at_k, "nDCG": ndcg_at_k}
+        if metric == "MRR":
+            return [reciprocal_rank(o.ranking, o.query.slots) for o in self.outcomes]
+        if kind not in per_query or not k.isdigit() or int(k) <= 0:
+            raise ValueError(f"Unknown metric {metric!r}; use R@k, Hit@k, Complete@k, nDCG@k or MRR.")
+        return [per_query[kind](o.ranking, o.query.slots, int(k)) for o in self.outcomes]
+
+    def interval(self, metric: str) -> tuple[float, float]:
+        """95 % percentile-bootstrap interval over queries of ``metric`` (:func:`harness.rates.bootstrap_interval`)."""
+        return bootstrap_interval(self.values(metric))
 
     def recall(self, k: int) -> float:
         return self._mean(lambda r, s: recall_at_k(r, s, k))

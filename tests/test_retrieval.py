@@ -15,7 +15,7 @@ from harness.retrieval.dense import (DenseRetriever, EmbeddingCache, Encoder, de
                                      dense_unavailable_reason)
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever, rrf
-from harness.retrieval.learned import QueryLogRetriever, fold_of, folds
+from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
@@ -201,16 +201,6 @@ def test_stackone_uses_alpha_as_bm25_share():
     assert bm25.rank("forecast")[0] == "weather/get_forecast"
 
 
-def test_folds_are_stable_and_disjoint():
-    queries = [Query(str(i), f"q{i}", ("x",)) for i in range(200)]
-    train, test = folds(queries, 2)
-    assert len(train) + len(test) == 200 and not {q.qid for q in train} & {q.qid for q in test}
-    assert all(fold_of(q.qid) == 2 for q in test) and 20 < len(test) < 60
-    assert fold_of("abc") == fold_of("abc")
-    with pytest.raises(ValueError, match="fold number from 0 to 4"):
-        folds(queries, 5)
-
-
 def test_query_log_learns_from_past_queries_only():
     log = [Query(f"l{i}", text, gold) for i, (text, gold) in enumerate([
         ("I need the lyrics of a ballad", ("music/get_lyrics",)),
@@ -338,12 +328,16 @@ def test_bench_rows_and_table_on_the_synthetic_catalog():
 
     rows = bench_dataset(CATALOG, {"synthetic": QUERIES}, retrievers(dense=False), k=5, dense=False, latency_n=3)
     assert [r.retriever for r in rows] == ["bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf"]
+    assert [r.tuned for r in rows] == ["-", "dev", "published", "published"]
     for r in rows:
         assert r.n_queries == len(QUERIES) and r.metrics["R@5"] > random_recall_at_5()
         assert 0 < r.token_cut < 1 and r.p50_ms is not None and r.p50_ms <= r.p95_ms
+        for c, (low, high) in r.intervals.items():
+            assert low <= r.metrics[c] <= high, f"{r.retriever} {c}: the interval holds the mean"
     printed = table(rows, k=5)
-    assert printed.splitlines()[0].split()[:4] == ["dataset", "retriever", "n", "tools"]
-    assert len(printed.splitlines()) == 2 + len(rows)
+    first = printed.splitlines()[0].split()
+    assert first[:2] == ["dataset", "retriever"] and "CI]" in first
+    assert f"{rows[0].metrics['R@5']:.3f} [{rows[0].intervals['R@5'][0]:.2f}–" in printed
     bigger = scaled(CATALOG, 3)
     assert len({t.id for t in bigger}) == 3 * len(CATALOG) and bigger[len(CATALOG)].name == CATALOG[0].name
 
@@ -359,7 +353,9 @@ def test_bench_usage_row_is_cross_validated():
         ("bar chart of sales, written to chart.txt", ("chart/generate_bar_chart", "files/write_file")),
         ("download example.org to page.txt", ("web/fetch_url", "files/write_file")),
     ])]
-    row = bench_usage(CATALOG, tasks, dense=False, k=5)
-    assert (row.dataset, row.retriever, row.n_queries) == ("livemcp-task", "bm25-fielded+usage", len(tasks))
+    rows = bench_usage(CATALOG, tasks, dense=False, k=5)
+    assert [r.held_out for r in rows] == ["cv by query id (memorisation)", "cv by gold set (generalisation)"]
+    row = rows[0]
+    assert (row.dataset, row.retriever, row.n_queries, row.tuned) == ("livemcp-test", "bm25-fielded+usage", len(tasks), "dev")
     plain = evaluate(FieldedBM25(CATALOG), tasks)
     assert row.metrics["R@5"] > plain.recall(5)  # write_file, never named, was used by the other folds' tasks

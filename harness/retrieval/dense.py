@@ -165,6 +165,16 @@ class DenseRetriever:
         self.encoder = encoder or Encoder()
         self.matrix = embed_tools(tools, self.encoder, cache or EmbeddingCache(), document)
 
+    @classmethod
+    def from_vectors(cls, ids: Sequence[str], matrix: np.ndarray, encoder: Encoder) -> "DenseRetriever":
+        """A retriever over vectors already embedded (one row per id): many sub-catalogs of one embedded
+        pool, as the scale curve (:mod:`harness.scale_curve`) builds them, without reading the cache again."""
+        if len(ids) != len(matrix) or not len(ids):
+            raise ValueError(f"One vector per tool is needed, got {len(ids)} ids and {len(matrix)} vectors.")
+        made = cls.__new__(cls)
+        made.ids, made.matrix, made.encoder = list(ids), matrix, encoder
+        return made
+
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every tool to the query (vectors are unit length)."""
         return self.matrix @ self.encoder.encode([query])[0]

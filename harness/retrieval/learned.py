@@ -8,13 +8,13 @@ queries* that needed the same tools. Given a labelled log, each new query finds 
 logged queries by BM25 and the tools those needed get their votes (weighted by similarity).
 The votes are fused with the catalog retriever by RRF, so a tool the log has never seen can
 still be found. "Training" is indexing the log: seconds on a CPU. It is only honest when
-evaluated on queries it never saw: :func:`folds` splits a log into k folds by a hash of each
-query id, stable across runs and machines. The defaults (20 neighbours, the log's list
+evaluated on queries it never saw (:mod:`harness.retrieval.splits`), and two held-out questions
+differ: folds by query id ask whether users' *repeated* jobs are remembered; folds by gold set
+ask whether a combination never logged is found. The defaults (20 neighbours, the log's list
 weighted 2:1) come from nine settings tried on a sample of fold 0.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Sequence
 
 from harness.ranking import Ranker, check_k, top_ids
@@ -22,20 +22,6 @@ from harness.retrieval.bm25_index import InvertedBM25
 from harness.retrieval.hybrid import rrf
 from harness.retrieval.records import Query
 from harness.text import tokenize
-
-
-def fold_of(qid: str, n_folds: int = 5) -> int:
-    """The fold a query id falls in: SHA-256 of the id, modulo ``n_folds``."""
-    return int(hashlib.sha256(qid.encode("utf-8")).hexdigest(), 16) % n_folds
-
-
-def folds(queries: Sequence[Query], held_out: int, n_folds: int = 5) -> tuple[list[Query], list[Query]]:
-    """(train, test): the queries outside fold ``held_out`` and those in it."""
-    if not 0 <= held_out < n_folds:
-        raise ValueError(f"held_out must be a fold number from 0 to {n_folds - 1}, got {held_out}.")
-    train = [q for q in queries if fold_of(q.qid, n_folds) != held_out]
-    test = [q for q in queries if fold_of(q.qid, n_folds) == held_out]
-    return train, test
 
 
 class QueryLogRetriever:
