@@ -12,8 +12,8 @@ query's own candidates (a field's BM25 over the best candidate's) or bounded (co
 
 The first stage is hybrid search (fielded BM25 and MiniLM by RRF); its top ``depth`` candidates
 are re-scored by ``w · features + b``; the rest keep their order below them, and tools named
-exactly still come first. The model is 15 numbers in a JSON file (package data, rebuilt by the
-command in it); training is NumPy Newton steps on an L2-penalised log-likelihood — seconds.
+exactly still come first. The model is 15 numbers in package data (:data:`MODELS_FILE`, rebuilt by
+the command in it); training is NumPy Newton steps on an L2-penalised log-likelihood — seconds.
 """
 from __future__ import annotations
 
@@ -149,9 +149,17 @@ def fit(rows: np.ndarray, labels: np.ndarray, *, l2: float = 1.0, steps: int = 2
     return LinearModel(tuple(w[:-1]), float(w[-1]), tuple(mean), tuple(std), trained_on)
 
 
-def load_model(name: str = "reranker_toollens.json") -> LinearModel:
-    """A re-ranker shipped as package data (``harness/data``)."""
-    return LinearModel.from_json(json.loads(resources.files("harness.data").joinpath(name).read_text("utf-8")))
+#: The package data file holding the trained models (with Chapter 8's measurement and the command that rebuilds both).
+MODELS_FILE = "zero_shot_results.json"
+
+
+def load_model(source: str = "toollens") -> LinearModel:
+    """A re-ranker shipped as package data: ``"toollens"`` (the default's, trained on ToolLens development
+    queries) or ``"livemcp+demo"`` (the reverse, for scoring on ToolLens)."""
+    models = json.loads(resources.files("harness.data").joinpath(MODELS_FILE).read_text("utf-8"))["rerankers"]
+    if source not in models:
+        raise ValueError(f"No re-ranker trained on {source!r}; there are: {', '.join(models)}.")
+    return LinearModel.from_json(models[source])
 
 
 class RerankRetriever:
