@@ -11,7 +11,7 @@ from conftest import run_pytest
 
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
                     ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "06_beyond_bm25",
-                     "07_use_it_in_your_agent")]
+                     "07_use_it_in_your_agent", "08_zero_shot_retrieval")]
 
 
 def test_chapters_that_read_public_data_pass_without_it(tmp_path):
