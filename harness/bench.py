@@ -76,14 +76,16 @@ class Row:
     token_cut: float | None = None  # share of schema tokens saved by showing only the top k
 
 
+#: Chapter 8's zero-shot ideas (hierarchy, planning, expansion, a re-ranker trained on ToolLens development rows).
+ZERO_SHOT = ("hierarchical", "hybrid-rrf+plan", "hybrid-rrf+expand", "rerank-lr")
 #: The rows of the quality table, in order: the one list to add a retriever to (by its name in
 #: :func:`harness.retrieval.named.make_retriever`; list the ones that need embeddings in DENSE_ROWS too).
 TABLE = ("bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf",
-         "dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task")
-DENSE_ROWS = ("dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task")
+         "dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task", *ZERO_SHOT)
+DENSE_ROWS = ("dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task", *ZERO_SHOT)
 #: What each row's settings are: chosen on development queries, or a named system's published rule.
 TUNED = {"bm25-fielded": "dev", "hybrid-rrf": "dev", "hybrid-task": "dev", "stackone-bm25-tfidf": "published",
-         "pizzapi-substring": "published", "stacklok-split": "published"}
+         "pizzapi-substring": "published", "stacklok-split": "published", "hierarchical": "dev", "rerank-lr": "dev"}
 
 
 def by_name(name: str) -> Factory:
@@ -227,7 +229,7 @@ def scaled(tools: Sequence[CatalogTool], copies: int) -> list[CatalogTool]:
 def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense: bool, quick: bool) -> list[Row]:
     """p50/p95 query latency of rank_bm25 vs the inverted index vs hybrid, at growing catalog sizes
     (hybrid only in the full run: its first run embeds the whole catalog)."""
-    names = ["bm25", "bm25-inverted"] + (["hybrid-rrf"] if dense and not quick else [])
+    names = ["bm25", "bm25-inverted"] + (["hybrid-rrf", "hierarchical", "hybrid-rrf+plan", "rerank-lr"] if dense and not quick else [])
     factories = {name: by_name(name) for name in names}
     sizes = [("scale-500", list(catalog[:500])), (f"scale-{len(catalog)}", list(catalog))]
     if not quick:

@@ -22,7 +22,7 @@ from harness.retrieval.datasets import DATASETS, dataset_dir
 ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
                     ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "05b_mcp_operations", "06_beyond_bm25",
-                     "07_use_it_in_your_agent")]
+                     "07_use_it_in_your_agent", "08_zero_shot_retrieval")]
 USE_REAL_MODEL = ["notebooks/01_tool_cliff.ipynb"]
 
 

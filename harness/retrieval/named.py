@@ -15,9 +15,13 @@ from typing import Callable, Sequence, Union
 from harness.ranking import Ranker
 from harness.retrieval.bm25 import BM25Retriever, search_text
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
+from harness.retrieval.expansion import expanded
 from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.hierarchical import HierarchicalRetriever
 from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.planning import PlannedRetriever
 from harness.retrieval.records import CatalogTool
+from harness.retrieval.rerank import RerankRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever
 from harness.tools import Tool
@@ -27,6 +31,12 @@ Maker = Callable[[Sequence[CatalogTool], Encoder], Ranker]
 
 def _dense(tools: Sequence[CatalogTool], e: Encoder) -> DenseRetriever:
     return DenseRetriever(tools, encoder=e)
+
+
+def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetriever:
+    r = HybridRetriever(tools, dense=_dense(tools, e))
+    r.name = "hybrid-rrf+expand"
+    return r
 
 
 LEXICAL: dict[str, Maker] = {
@@ -42,6 +52,11 @@ DENSE: dict[str, Maker] = {
     "hybrid-rrf": lambda t, e: HybridRetriever(t, dense=_dense(t, e)),
     "stacklok-split": lambda t, e: StacklokRetriever(t, dense=_dense(t, e)),
     "hybrid-task": lambda t, e: TaskRetriever(t, dense=_dense(t, e)),
+    # Chapter 8's zero-shot ideas, each over hybrid-rrf
+    "hierarchical": lambda t, e: HierarchicalRetriever(t, encoder=e),
+    "hybrid-rrf+plan": lambda t, e: PlannedRetriever(HybridRetriever(t, dense=_dense(t, e))),
+    "hybrid-rrf+expand": lambda t, e: _expanded_hybrid(expanded(t), e),
+    "rerank-lr": lambda t, e: RerankRetriever(t, encoder=e),
 }
 #: Short names a user may type for the dense ones.
 ALIASES = {"dense": "dense-minilm", "hybrid": "hybrid-rrf", "catalog": "catalog-bm25"}
