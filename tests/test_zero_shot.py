@@ -11,8 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from harness.retrieval.cached_encoder import CachedEncoder
-from harness.retrieval.dense import CACHE_ENV, DenseRetriever, EmbeddingCache, Encoder
+from harness.retrieval.dense import CACHE_ENV, DenseRetriever, Encoder
 from harness.retrieval.expansion import QuestionCache, expanded, name_words, rule_questions
 from harness.retrieval.hierarchical import HierarchicalRetriever, first_sentence, server_records
 from harness.retrieval.hybrid import HybridRetriever
@@ -177,18 +176,6 @@ def test_the_shipped_rerankers_were_trained_off_the_data_they_are_scored_on():
 
 
 # --- cache and comparison -----------------------------------------------------------------------
-
-def test_cached_encoder_embeds_a_text_once_across_runs(tmp_path):
-    class Counting(CachedEncoder, BagEncoder):
-        pass
-
-    first = Counting(EmbeddingCache(tmp_path), remember=0)
-    a = first.encode(["find a tool", "another"])
-    second = Counting(EmbeddingCache(tmp_path), remember=0)
-    b = second.encode(["find a tool", "another"])
-    assert first.texts_encoded == 2 and second.texts_encoded == 0
-    assert np.allclose(a, b)
-
 
 def test_summary_calls_a_difference_only_when_the_paired_interval_excludes_zero():
     base = [0.0, 1.0] * 50

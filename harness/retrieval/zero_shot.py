@@ -41,9 +41,8 @@ import numpy as np
 from harness.eval import evaluate
 from harness.ranking import Ranker
 from harness.rates import bootstrap_interval, paired_difference_interval
-from harness.retrieval.cached_encoder import CachedEncoder
 from harness.retrieval.datasets import dataset_dir, demo_dataset, load_queries, load_tools, step_queries
-from harness.retrieval.dense import DenseRetriever, Encoder
+from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder
 from harness.retrieval.hierarchical import HierarchicalRetriever
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.named import make_retriever
@@ -179,7 +178,7 @@ def warm(encoder: Encoder, queries: Sequence[Query]) -> None:
 def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Everything the chapter reports: tuning, training, per-query test values, latency."""
     start = time.perf_counter()
-    encoder = CachedEncoder(remember=100_000)
+    encoder = Encoder(remember=100_000, disk=EmbeddingCache())  # queries embedded once across runs
     cats = catalogs(seed)
     warm(encoder, [q for cat in cats.values() for part in (cat.development, cat.test) for qs in part.values() for q in qs])
     tuned = tune(cats, encoder)
