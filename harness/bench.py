@@ -93,9 +93,13 @@ def by_name(name: str) -> Factory:
     return lambda t, e: make_retriever(name, t, encoder=e)
 
 
-def retrievers(dense: bool) -> dict[str, Factory]:
-    """Every retriever the table compares (the dense ones only when the extra is installed)."""
-    return {name: by_name(name) for name in TABLE if dense or name not in DENSE_ROWS}
+def retrievers(dense: bool, *, zero_shot: bool = True) -> dict[str, Factory]:
+    """Every retriever the table compares (the dense ones only when the extra is installed).
+
+    ``zero_shot=False`` leaves out Chapter 8's rows, for Chapter 6, which comes before them.
+    """
+    return {name: by_name(name) for name in TABLE
+            if (dense or name not in DENSE_ROWS) and (zero_shot or name not in ZERO_SHOT)}
 
 
 def token_cut(report: Report, tools: Sequence[CatalogTool], k: int) -> float:

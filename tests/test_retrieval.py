@@ -372,3 +372,10 @@ def test_encoder_keeps_text_vectors_on_disk(tmp_path, monkeypatch):
     assert first.texts_encoded == 2
     again = Encoder(disk=EmbeddingCache(tmp_path))
     assert np.array_equal(again.encode(["weather", "find a file"]), vectors[::-1]) and again.texts_encoded == 0
+
+
+def test_chapter_6_can_leave_out_chapter_8s_zero_shot_rows():
+    from harness.bench import TABLE, ZERO_SHOT, retrievers
+
+    assert set(retrievers(dense=True)) == set(TABLE)
+    assert set(retrievers(dense=True, zero_shot=False)) == set(TABLE) - set(ZERO_SHOT)
