@@ -17,10 +17,13 @@ hundreds of requests per N runs in minutes. Rates come with 95 % bootstrap inter
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import random
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.rates import bootstrap_interval
@@ -451,34 +454,37 @@ async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str,
 _ARG_FIELDS = ("qid", "n", "seed", "gold", "chosen", "args_given", "tokens", "confusable_shown")
 
 
-def save_argument_trials(meta: dict[str, Any], trials: Sequence[Trial], path: str) -> None:
-    import json
-    from dataclasses import asdict
-    from pathlib import Path
-
-    rows = [[asdict(t)[k] for k in _ARG_FIELDS] for t in trials]
-    Path(path).write_text(json.dumps({"meta": meta, "fields": list(_ARG_FIELDS), "trials": rows}, indent=1) + "\n",
+def write_trials(path: str | Path, meta: dict[str, Any], trials: Sequence[Trial], fields: Sequence[str]) -> None:
+    """Save trials as ``{"meta", "fields", "trials": rows}`` (compact: one list per trial)."""
+    rows = [[asdict(t)[k] for k in fields] for t in trials]
+    Path(path).write_text(json.dumps({"meta": meta, "fields": list(fields), "trials": rows}, indent=1) + "\n",
                           encoding="utf-8")
+
+
+def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any], list[Trial]]:
+    """Trials saved by :func:`write_trials` (the package's ``committed`` file when ``path`` is None).
+
+    Each trial gets its request's labelled arguments back from the demo queries (they are not saved
+    twice); fields a file does not record keep the Trial's defaults (no arguments given, no margin).
+    """
+    from harness.demo import load_demo_queries
+
+    text = (Path(path).read_text(encoding="utf-8") if path
+            else resources.files("harness").joinpath("data", committed).read_text(encoding="utf-8"))
+    data = json.loads(text)
+    expected = {q.qid: q.args for q in load_demo_queries()}
+    saved = [dict(zip(data["fields"], row)) for row in data["trials"]]
+    trials = [Trial(**{"args_given": {}, **r, "args_expected": expected.get(r["qid"])}) for r in saved]
+    return data["meta"], trials
+
+
+def save_argument_trials(meta: dict[str, Any], trials: Sequence[Trial], path: str) -> None:
+    write_trials(path, meta, trials, _ARG_FIELDS)
 
 
 def load_argument_trials(path: str | None = None) -> tuple[dict[str, Any], list[Trial]]:
     """The committed argument sweep (or the file at ``path``), trials rebuilt with the labelled arguments."""
-    import json
-    from importlib import resources
-    from pathlib import Path
-
-    from harness.demo import load_demo_queries
-
-    text = (Path(path).read_text(encoding="utf-8") if path
-            else resources.files("harness").joinpath("data", ARGUMENTS_FILE).read_text(encoding="utf-8"))
-    data = json.loads(text)
-    expected = {q.qid: q.args for q in load_demo_queries()}
-    trials = []
-    for row in data["trials"]:
-        r = dict(zip(data["fields"], row))
-        trials.append(Trial(r["qid"], r["n"], r["seed"], r["gold"], r["chosen"], expected.get(r["qid"]),
-                            r["args_given"], r["tokens"], r["confusable_shown"]))
-    return data["meta"], trials
+    return read_trials(path, ARGUMENTS_FILE)
 
 
 def carried_over(trials: Sequence[Trial], confusable_pairs: Iterable[tuple[str, str]]) -> tuple[int, int]:

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import time
-from dataclasses import asdict, dataclass, field
-from importlib import resources
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from harness.cliff import Chooser, Pick, Trial, fixed_list_sweep
+from harness.cliff import Chooser, Pick, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.tools import Tool
 
@@ -93,22 +91,12 @@ async def run_sweep(provider: Any, ns: Iterable[int] = SWEEP_NS, *, limit: int |
 
 
 def save(result: SweepResult, path: str | Path) -> None:
-    rows = [[asdict(t)[k] for k in _FIELDS] for t in result.trials]
-    Path(path).write_text(json.dumps({"meta": result.meta, "fields": list(_FIELDS), "trials": rows}, indent=1) + "\n", encoding="utf-8")
+    write_trials(path, result.meta, result.trials, _FIELDS)
 
 
 def load(path: str | Path | None = None) -> SweepResult:
     """Saved results (the committed file by default), trials rebuilt with the requests' labelled arguments."""
-    text = (Path(path).read_text(encoding="utf-8") if path
-            else resources.files("harness").joinpath("data", RESULTS_FILE).read_text(encoding="utf-8"))
-    data = json.loads(text)
-    args = {q.qid: q.args for q in load_demo_queries()}
-    trials = []
-    for row in data["trials"]:
-        r = dict(zip(data["fields"], row))
-        trials.append(Trial(r["qid"], r["n"], r["seed"], r["gold"], r["chosen"], args.get(r["qid"]), {},
-                            r["tokens"], r["confusable_shown"], r["margin"], r["rival"]))
-    return SweepResult(data["meta"], trials)
+    return SweepResult(*read_trials(path, RESULTS_FILE))
 
 
 def agreement(rerun: Sequence[Trial], committed: Sequence[Trial]) -> tuple[int, int]:
