@@ -184,3 +184,43 @@ def test_a_cache_whose_last_line_was_cut_keeps_the_rest_and_names_the_line(tmp_p
     assert ask(again, "two") == "answer to two" and inner.calls == 1  # the damaged one is asked again
     third = CachedProvider(Echo(), path)  # the new line was not glued onto the damaged one
     assert len(third._cache) == 2 and len(third.damaged) == 1
+
+
+# --- one sentence, not a traceback: MCP configs -----------------------------------------------
+
+def _config_error(source) -> str:
+    from harness.mcp.config import MCPConfigError
+
+    with pytest.raises(MCPConfigError) as info:
+        load_config(source)
+    message = str(info.value)
+    assert "\n" not in message and message.endswith("."), message
+    return message
+
+
+def test_a_config_nested_absurdly_deep_is_one_sentence(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert _config_error(path) == (f"The MCP config file '{path}' is nested too deeply to read: "
+                                   "an mcpServers file is a few levels deep, so check it is the right file.")
+
+
+@pytest.mark.parametrize("value", ["1e400", "-1e400", "NaN", "Infinity", "1e300"])
+def test_a_startup_timeout_that_is_not_a_sensible_number_is_refused(value):
+    text = '{"mcpServers": {"s": {"command": "python3", "startupTimeout": %s}}}' % value
+    assert _config_error(text).startswith("mcpServers.s.startupTimeout must be a positive number of seconds up to 86400")
+
+
+def test_a_server_named_twice_is_refused_not_silently_replaced(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"git": {"command": "a"}, "files": {"command": "b"}, "git": {"command": "c"}}}')
+    assert _config_error(path) == (f"The MCP config file '{path}' names 'git' twice in one object "
+                                   "(JSON keeps only the last): keep one of them.")
+
+
+def test_a_config_that_is_a_folder_says_so(tmp_path):
+    assert _config_error(tmp_path) == (f"The MCP config file '{tmp_path}' is a folder, not a file: "
+                                       "pass the mcpServers JSON file itself.")
+    out = cli("serve", "--config", str(tmp_path))
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        f"error: The MCP config file '{tmp_path}' is a folder, not a file: pass the mcpServers JSON file itself."]
