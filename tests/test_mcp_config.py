@@ -42,7 +42,7 @@ def test_a_good_config_loads_from_a_dict_a_json_string_and_a_file(tmp_path):
     ({"git": {"command": "x", "disabledTools": "git_reset"}},
      "mcpServers.git.disabledTools must be a list of strings, got str."),
     ({"git": {"command": "x", "startupTimeout": 0}}, "mcpServers.git.startupTimeout must be a positive number of seconds up to 86400, got 0."),
-    ({"git": {"command": "x", "callTimeout": "30"}}, "mcpServers.git.callTimeout must be a positive number of seconds, got '30'."),
+    ({"git": {"command": "x", "callTimeout": "30"}}, "mcpServers.git.callTimeout must be a positive number of seconds up to 86400, got '30'."),
     ({"git": {"command": "x", "env": ["A=1"]}}, "mcpServers.git.env must be an object of strings, got list."),
     ({"git": {"command": "x", "env": {"PORT": 8080}}}, "mcpServers.git.env.PORT must be a string, got int."),
     ({"git": {"command": "x", "cwd": 3}}, "mcpServers.git.cwd must be a string path, got int."),
