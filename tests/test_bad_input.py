@@ -224,3 +224,45 @@ def test_a_config_that_is_a_folder_says_so(tmp_path):
     out = cli("serve", "--config", str(tmp_path))
     assert out.returncode == 2 and out.stderr.strip().splitlines() == [
         f"error: The MCP config file '{tmp_path}' is a folder, not a file: pass the mcpServers JSON file itself."]
+
+
+# --- one sentence, not a traceback: tools files, queries that are not valid Unicode -------------
+
+def _tools_file(tmp_path: Path, schema_text: str) -> Path:
+    path = tmp_path / "tools.jsonl"
+    row = json.dumps({**TOOL, "input_schema": "SCHEMA"}).replace('"SCHEMA"', schema_text)
+    path.write_text(row + "\n" + json.dumps({**TOOL, "id": "web/fetch", "name": "fetch"}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("schema, expected", [
+    ('{"type": "object", "properties": ["path", "mode"]}',
+     "line 1: field 'input_schema.properties' must be a JSON object of parameters, got list."),
+    ('{"type": "object", "properties": {"x": ' + '{"items": ' * 5000 + "{}" + "}" * 5000 + "}}",
+     "line 1: nested too deeply to read (a record is a few levels deep): check it is the right file."),
+    ('{"type": "object", "properties": {"x": ' + '{"items": ' * 300 + "{}" + "}" * 300 + "}}",
+     "line 1: field 'input_schema' is nested more than 100 levels deep; a tool's parameters are a few levels deep."),
+])
+def test_a_tools_file_with_a_malformed_schema_is_one_sentence(tmp_path, schema, expected):
+    path = _tools_file(tmp_path, schema)
+    with pytest.raises(ValueError) as info:
+        load_tools(path)
+    assert str(info.value) == f"{path}, {expected}"
+    out = cli("search", "read a file", "--tools", str(path))
+    assert out.returncode == 2 and out.stderr.splitlines() == [f"error: {path}, {expected}"]
+
+
+def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
+    from harness.retrieval.dense import dense_available
+
+    if not dense_available():
+        pytest.skip("the embedding extra is not installed")
+    from harness.retrieval.datasets import demo_dataset
+    from harness.retrieval.hybrid import HybridRetriever
+
+    tools, _ = demo_dataset()
+    hybrid = HybridRetriever(tools)
+    assert hybrid.rank("read a caf\udce9 file \ud800", 3) == hybrid.rank("read a caf\\xe9 file \ufffd", 3)
+    out = subprocess.run([sys.executable, "-m", "harness", "search", b"read a caf\xe9 file", "--retriever", "hybrid"],
+                         capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0 and out.stdout.count(b"\n") == 7, out.stderr[-300:]

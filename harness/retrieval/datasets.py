@@ -79,12 +79,42 @@ def _records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{p}, line {n}: not valid JSON ({e.msg}).") from None
+            except RecursionError:
+                raise ValueError(f"{p}, line {n}: nested too deeply to read (a record is a few levels deep): "
+                                 "check it is the right file.") from None
             if not isinstance(rec, dict):
                 raise ValueError(f"{p}, line {n}: expected a JSON object, got {type(rec).__name__}.")
             yield n, rec
 
 
 _KIND_NAMES = {str: "string", int: "number", list: "list", dict: "JSON object"}
+#: How deep a tool's input schema may nest: real ones are a few levels; deeper ones break code that walks them.
+MAX_SCHEMA_DEPTH = 100
+
+
+def _depth(value: Any) -> int:
+    """How many levels of lists and objects ``value`` nests (walked without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            todo.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _schema(rec: dict[str, Any], where: str) -> dict[str, Any]:
+    """A record's ``input_schema``, checked where code that reads schemas would otherwise fail later."""
+    schema = _field(rec, "input_schema", dict, where, {"type": "object", "properties": {}})
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        raise ValueError(f"{where}: field 'input_schema' is nested more than {MAX_SCHEMA_DEPTH} levels deep; "
+                         "a tool's parameters are a few levels deep.")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise ValueError(f"{where}: field 'input_schema.properties' must be a JSON object of parameters, "
+                         f"got {type(properties).__name__}.")
+    return schema
 
 
 def _field(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
@@ -111,7 +141,7 @@ def load_tools(path: str | os.PathLike[str]) -> list[CatalogTool]:
         if tid in seen:
             raise ValueError(f"{where}: duplicate tool id {tid!r} (first on line {seen[tid]}).")
         seen[tid] = n
-        schema = _field(rec, "input_schema", dict, where, {"type": "object", "properties": {}})
+        schema = _schema(rec, where)
         tools.append(CatalogTool(
             id=tid,
             name=_field(rec, "name", str, where),

@@ -27,6 +27,7 @@ import numpy as np
 from harness.ranking import require_tools, top_ids
 from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir
 from harness.retrieval.records import CatalogTool
+from harness.safe_text import valid_unicode
 from harness.text import split_identifier
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -95,9 +96,14 @@ class Encoder:
         return _numpy_model().embed_many(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text (recent texts come from memory)."""
+        """Unit-length float32 vectors, one row per text (recent texts come from memory).
+
+        A text that is not valid Unicode (a lone surrogate from a JSON escape or an undecodable
+        command-line byte) is embedded as :func:`harness.safe_text.valid_unicode` shows it.
+        """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        texts = [valid_unicode(t) for t in texts]
         if not cache or self.remember <= 0:
             return self._model_encode(list(texts))
         missing = [t for t in dict.fromkeys(texts) if t not in self._recent]
