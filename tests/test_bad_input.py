@@ -266,3 +266,62 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
     out = subprocess.run([sys.executable, "-m", "harness", "search", b"read a caf\xe9 file", "--retriever", "hybrid"],
                          capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and out.stdout.count(b"\n") == 7, out.stderr[-300:]
+
+
+# --- one sentence, not a traceback: the embedding cache ------------------------------------------
+
+class CountingEncoder:
+    """An Encoder whose 'model' is a deterministic hash, so cache behaviour is tested without the weights."""
+
+    def __new__(cls):
+        import numpy as np
+        from harness.retrieval.dense import Encoder
+
+        class Fake(Encoder):
+            def _model_encode(self, texts):
+                self.texts_encoded += len(texts)
+                rows = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=384) for t in texts])
+                return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+        return Fake(remember=0)
+
+
+@pytest.mark.parametrize("damage", ["short", "matrix", "text", "nan", "object"])
+def test_cache_entries_of_the_wrong_shape_are_re_embedded(tmp_path, damage):
+    import numpy as np
+    from harness.retrieval.datasets import demo_dataset
+    from harness.retrieval.dense import DenseRetriever, EmbeddingCache
+
+    tools = demo_dataset()[0][:12]
+    cache = EmbeddingCache(tmp_path / "cache")
+    first = DenseRetriever(tools, encoder=CountingEncoder(), cache=cache)
+    bad = {"short": np.zeros(3, np.float32), "matrix": np.ones((2, 384), np.float32), "text": np.array(["x"] * 384),
+           "nan": np.full(384, np.nan, np.float32), "object": None}[damage]
+    for path in (tmp_path / "cache").rglob("*.npy"):
+        if bad is None:
+            np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+        else:
+            np.save(path, bad)
+    encoder = CountingEncoder()
+    again = DenseRetriever(tools, encoder=encoder, cache=cache)
+    assert encoder.texts_encoded == len({t.definition_hash() for t in tools})  # every damaged entry embedded anew
+    assert again.matrix.shape == first.matrix.shape and np.allclose(again.matrix, first.matrix)
+    assert again.rank("read a file", 3) == first.rank("read a file", 3)
+    third = CountingEncoder()
+    DenseRetriever(tools, encoder=third, cache=cache)
+    assert third.texts_encoded == 0  # the repaired entries were written back
+
+
+def test_an_embedding_cache_that_names_a_file_is_one_sentence(tmp_path, monkeypatch):
+    from harness.retrieval.dense import EmbeddingCache
+
+    path = tmp_path / "cache.txt"
+    path.write_text("not a folder")
+    monkeypatch.setenv("HARNESS_EMBEDDING_CACHE", str(path))
+    with pytest.raises(ValueError) as info:
+        EmbeddingCache()
+    assert str(info.value) == (f"HARNESS_EMBEDDING_CACHE names {path}, which is a file, not a folder: point it at a "
+                               "folder (or unset it to use ~/.cache/harness/embeddings).")
+    assert path.read_text() == "not a folder"  # nothing lost
+    with pytest.raises(ValueError, match=r"^The embedding cache .* is a file, not a folder: pass a folder\.$"):
+        EmbeddingCache(path)
