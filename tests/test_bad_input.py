@@ -325,3 +325,108 @@ def test_an_embedding_cache_that_names_a_file_is_one_sentence(tmp_path, monkeypa
     assert path.read_text() == "not a folder"  # nothing lost
     with pytest.raises(ValueError, match=r"^The embedding cache .* is a file, not a folder: pass a folder\.$"):
         EmbeddingCache(path)
+
+
+# --- one sentence, not a traceback: public data, the benchmark, settings ------------------------
+
+def _queries_file(tmp_path: Path, rows: list[dict]) -> Path:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "tools.jsonl").write_text("".join(json.dumps({**TOOL, "id": i, "name": i}) + "\n" for i in ("a", "b", "c")))
+    (folder / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_a_query_id_used_twice_is_refused(tmp_path):
+    folder = _queries_file(tmp_path, [{"qid": "q1", "query": "one", "gold": ["a"]}, {"qid": "q2", "query": "two", "gold": ["b"]},
+                                      {"qid": "q1", "query": "three", "gold": ["c"]}])
+    with pytest.raises(ValueError) as info:
+        load_queries(folder)
+    assert str(info.value) == (f"{folder / 'queries.jsonl'}, line 3: query id 'q1' is used again (first on line 1): "
+                               "give every query its own qid.")
+
+
+def test_a_gold_id_listed_twice_counts_once_so_recall_and_ndcg_agree(tmp_path):
+    from harness.eval import evaluate
+
+    folder = _queries_file(tmp_path, [{"qid": "q1", "query": "one", "gold": ["a", "a"]},
+                                      {"qid": "q2", "query": "two", "gold": ["b", "c"], "gold_groups": [["b"], ["b"], ["c", "c"]]}])
+    q1, q2 = load_queries(folder)
+    assert q1.gold == ("a",) and q1.slots == (("a",),) and q2.slots == (("b",), ("c",))
+
+    class Fixed:
+        name = "fixed"
+
+        def rank(self, query, k=None):
+            return ["a", "b", "c"][:k]
+
+    m = evaluate(Fixed(), [q1], ks=(1, 10), name="fixed").metrics()
+    assert m["R@1"] == 1.0 and m["nDCG@10"] == 1.0
+
+
+def test_a_malformed_public_queries_file_stops_the_benchmark_before_any_work(tmp_path, monkeypatch, capsys):
+    from harness import bench
+
+    data = tmp_path / "data" / "toollens_train"
+    data.mkdir(parents=True)
+    (data / "tools.jsonl").write_text(json.dumps({**TOOL, "id": "a", "name": "a"}) + "\n")
+    (data / "queries.jsonl").write_text('{"qid": "q1", "query": "one", "gold": ["a"]}\n{"qid": "q2", "query": \n')
+    monkeypatch.setenv("HARNESS_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(bench, "demo_dataset", lambda: pytest.fail("work started before the data was checked"))
+    monkeypatch.setattr(bench, "Encoder", lambda *a, **k: pytest.fail("the model was loaded before the data was checked"))
+    assert bench.main(["--quick", "--out", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: {data / 'queries.jsonl'}, line 2: not valid JSON (Expecting value)."]
+
+
+@pytest.mark.parametrize("kind", ["folder", "file inside a file"])
+def test_bench_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch, capsys, kind):
+    from harness import bench
+
+    monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("ran before checking --out"))
+    if kind == "folder":
+        out, expected = tmp_path, f"error: --out {tmp_path} is a folder: name the JSON file to write, e.g. {tmp_path / 'results.json'}."
+    else:
+        (tmp_path / "plain").write_text("keep me")
+        out = tmp_path / "plain" / "results.json"
+        expected = f"error: --out {out} cannot be written: {tmp_path / 'plain'} is a file, not a folder."
+    assert bench.main(["--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [expected]
+    assert kind == "folder" or (tmp_path / "plain").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("kind", ["file", "missing"])
+def test_harness_data_naming_a_file_or_nothing_is_reported_as_such(tmp_path, monkeypatch, kind):
+    from harness import __main__ as cli_module
+    from harness.retrieval.datasets import missing_data_note
+
+    path = tmp_path / "data"
+    if kind == "file":
+        path.write_text("not a folder")
+    monkeypatch.setenv("HARNESS_DATA", str(path))
+    what = "a file, not a folder" if kind == "file" else "does not exist"
+    (line,) = [ln for ln in cli_module.doctor_lines() if ln.startswith("Public data:")]
+    assert line == f"Public data: absent — HARNESS_DATA names {path}, which {'is ' if kind == 'file' else ''}{what}: point it at the folder holding the public data; chapters use the demo world"
+    assert missing_data_note("livemcpbench") == (
+        f"Public data 'livemcpbench' not found because HARNESS_DATA names {path}, which {'is ' if kind == 'file' else ''}"
+        f"{what} (point it at the folder holding the public data): skipping what needs it.")
+
+
+def test_an_env_file_that_is_a_folder_is_reported(tmp_path, monkeypatch):
+    from harness import __main__ as cli_module
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    folder = tmp_path / ".env"
+    folder.mkdir()
+    monkeypatch.setenv("HARNESS_ENV_FILE", str(folder))
+    with pytest.raises(ValueError) as info:
+        settings.setting("ANTHROPIC_API_KEY")
+    assert str(info.value) == (f"HARNESS_ENV_FILE names {folder}, which is a folder, not a file: point it at a file "
+                               "of KEY=VALUE lines.")
+    monkeypatch.delenv("HARNESS_ENV_FILE")
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning) as caught:
+        assert settings.setting("ANTHROPIC_API_KEY") == (None, None)  # a virtualenv called .env is not an error
+    assert [str(w.message) for w in caught] == [
+        f"{folder} is a folder, not a settings file: it is ignored, so settings come from the environment only."]
+    lines = cli_module.doctor_lines()
+    assert f"Settings: {folder} is a folder, not a settings file: it is ignored, so settings come from the environment only." in lines

@@ -36,6 +36,18 @@ def data_dir() -> Path | None:
     return found if found and found.is_dir() else None
 
 
+def data_dir_problem() -> str | None:
+    """What is wrong with ``$HARNESS_DATA`` when it is set but names no folder ("HARNESS_DATA names X, which
+    does not exist"), else None: the reader who set it is told that, not to set it."""
+    named = os.environ.get("HARNESS_DATA", "").strip()
+    if not named:
+        return None
+    path = Path(named).expanduser()
+    if path.is_dir():
+        return None
+    return f"HARNESS_DATA names {path}, which {'is a file, not a folder' if path.exists() else 'does not exist'}"
+
+
 def dataset_dir(name: str) -> Path | None:
     """``data_dir()/name`` when it holds a ``tools.jsonl``, else None."""
     root = data_dir()
@@ -45,6 +57,10 @@ def dataset_dir(name: str) -> Path | None:
 
 def missing_data_note(name: str) -> str:
     """The one sentence said when a public folder is absent."""
+    problem = data_dir_problem()
+    if problem:
+        return (f"Public data '{name}' not found because {problem} (point it at the folder holding the public "
+                "data): skipping what needs it.")
     return (f"Public data '{name}' not found (set HARNESS_DATA to the folder holding it, or put it at "
             f"../shared/data beside the repository): skipping what needs it.")
 
@@ -203,8 +219,13 @@ def load_queries(
     known = {t.id for t in tools} if tools is not None else None
     queries: list[Query] = []
     dropped: list[str] = []
+    lines: dict[str, int] = {}
     for n, rec in _records(p):
         q = _parse_query(rec, f"{p}, line {n}")
+        if q.qid in lines:
+            raise ValueError(f"{p}, line {n}: query id {q.qid!r} is used again (first on line {lines[q.qid]}): "
+                             "give every query its own qid.")
+        lines[q.qid] = n
         unknown = [i for i in (*q.gold, *(i for g in q.slots for i in g)) if known is not None and i not in known]
         if unknown and strict:
             raise ValueError(f"{p}, line {n}: gold id {unknown[0]!r} of query {q.qid!r} is not in the catalog "
@@ -217,6 +238,15 @@ def load_queries(
         warnings.warn(f"Dropped {len(dropped)} of {len(dropped) + len(queries)} queries in {p} whose gold ids "
                       f"are not in the catalog (first: {dropped[0]!r}).", stacklevel=2)
     return queries
+
+
+def load_public(name: str) -> tuple[list[CatalogTool], list[Query]] | None:
+    """A public folder's tools and queries (none if it has no queries.jsonl), or None when it is absent."""
+    folder = dataset_dir(name)
+    if folder is None:
+        return None
+    tools = load_tools(folder)
+    return tools, load_queries(folder, tools=tools) if (folder / "queries.jsonl").is_file() else []
 
 
 # --- step-level queries ------------------------------------------------------------------------

@@ -78,8 +78,12 @@ class Query:
     steps: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.gold_groups:
-            object.__setattr__(self, "gold_groups", tuple((g,) for g in self.gold))
+        # An id listed twice, or a slot listed twice, counts once: otherwise one hit fills two
+        # slots and R@1 says 1.0 where nDCG says 0.61.
+        object.__setattr__(self, "gold", tuple(dict.fromkeys(self.gold)))
+        groups = self.gold_groups or tuple((g,) for g in self.gold)
+        unique = {frozenset(g): tuple(dict.fromkeys(g)) for g in groups}
+        object.__setattr__(self, "gold_groups", tuple(unique.values()))
 
     @property
     def slots(self) -> tuple[tuple[str, ...], ...]:
