@@ -259,10 +259,14 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
         pytest.skip("the embedding extra is not installed")
     from harness.retrieval.datasets import demo_dataset
     from harness.retrieval.hybrid import HybridRetriever
+    from harness.retrieval.records import CatalogTool
 
     tools, _ = demo_dataset()
     hybrid = HybridRetriever(tools)
     assert hybrid.rank("read a caf\udce9 file \ud800", 3) == hybrid.rank("read a caf\\xe9 file \ufffd", 3)
+    odd = [CatalogTool(id="a/read", name="read_file", description="Read a caf\udce9 file \ud800."),
+           CatalogTool(id="a/write", name="write_file", description="Write a file.")]
+    assert HybridRetriever(odd).rank("read a file", 1) == ["a/read"]  # lone surrogates in a tools file, escaped in JSON
     out = subprocess.run([sys.executable, "-m", "harness", "search", b"read a caf\xe9 file", "--retriever", "hybrid"],
                          capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0 and out.stdout.count(b"\n") == 7, out.stderr[-300:]

@@ -75,3 +75,15 @@ def test_any_eight_character_piece_of_a_secret_is_hidden():
     assert redact_secrets(f"tail {key[-7:]} kept", [key]) == f"tail {key[-7:]} kept"  # shorter than 8: not the key
     assert redact_secrets("token=abc123 and abc123", ["abc123"]) == "token=*** and ***"  # a short secret, whole
     assert redact_secrets("nothing here", ["", "s3cr3t-value"]) == "nothing here"
+
+
+def test_a_download_address_with_a_login_is_not_shown(tmp_path):
+    import pytest
+
+    from fake_anthropic_server import unused_port
+    from harness.retrieval.datasets import download
+
+    url = f"http://reader:dl-s3cret-pass@127.0.0.1:{unused_port()}/tools.json"
+    with pytest.raises(ConnectionError) as info:
+        download("mcpzero_catalog", tmp_path, urls={"tools": url}, timeout=2)
+    assert "dl-s3cret-pass" not in str(info.value) and "http://***@127.0.0.1" in str(info.value)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from harness.places import located
+from harness.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 
 #: The public folders Chapter 6 measures on (``data_dir()/<name>``).
@@ -316,8 +317,9 @@ def _fetch(url: str, timeout: float) -> str:
             return r.read().decode("utf-8")
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise ConnectionError(f"Could not download {url} ({reason}); without a network, copy the public "
-                              f"data folder by hand and point HARNESS_DATA at it.") from None
+        shown = redact_url_credentials(f"Could not download {url} ({reason})")  # a mirror's login stays private
+        raise ConnectionError(f"{shown}; without a network, copy the public data folder by hand and point "
+                              "HARNESS_DATA at it.") from None
 
 
 def _livemcp_tools(raw: dict[str, str]) -> list[dict[str, Any]]:

@@ -54,7 +54,7 @@ class CatalogTool:
         """
         data = {**self.definition(), "server": self.server, "server_description": self.server_description}
         blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate from a JSON escape too
 
     @classmethod
     def from_tool(cls, t: Tool, server: str = "") -> "CatalogTool":
