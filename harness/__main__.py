@@ -134,6 +134,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
             config = args.config
         else:
             raise ValueError("harness serve needs --config mcp.json (an mcpServers file) or --landscape.")
+        extra = load_tools(args.extra_tools) if args.extra_tools else []  # a malformed file is found before any start-up
         if args.measure:
             from harness.mcp.config import read_source
             from harness.mcp.proxy_measure import measure
@@ -143,7 +144,6 @@ def serve(args: argparse.Namespace) -> list[str] | None:
                 skipped.append(missing_data_note("mcpzero_catalog") + " The latency with 2,797 extra tools is skipped.")
             figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
-        extra = load_tools(args.extra_tools) if args.extra_tools else []
         asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold,
                             folders=[folder]))
     return None

@@ -250,6 +250,10 @@ def test_a_tools_file_with_a_malformed_schema_is_one_sentence(tmp_path, schema, 
     assert str(info.value) == f"{path}, {expected}"
     out = cli("search", "read a file", "--tools", str(path))
     assert out.returncode == 2 and out.stderr.splitlines() == [f"error: {path}, {expected}"]
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"never": {"command": "does-not-start"}}}))
+    out = cli("serve", "--measure", "--config", str(config), "--extra-tools", str(path))
+    assert out.returncode == 2 and out.stderr.splitlines() == [f"error: {path}, {expected}"]
 
 
 def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
