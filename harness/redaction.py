@@ -32,7 +32,10 @@ def redact_url_credentials(text: str) -> str:
 
 def redact_secrets(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every piece of each secret that is :data:`MIN_FRAGMENT` or more characters long
-    (and each whole secret, however short, if it is not empty) replaced by ``***``."""
+    (and each whole secret, however short, if it is not empty) replaced by ``***``.
+
+    A short secret is hidden wherever its characters occur, so pass only values that are secret.
+    """
     hidden = [False] * len(text)
     for secret in {s for s in secrets if s}:
         _mark_whole(text, secret, hidden)

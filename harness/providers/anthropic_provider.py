@@ -358,6 +358,6 @@ class AnthropicProvider:
         return f"The Anthropic SDK failed with {type(err).__name__}: {str(err).strip().rstrip('.')}."
 
     def _scrub(self, text: str) -> str:
-        """``text`` with the key shown as :func:`redact` shows it, and any other piece of it or of the URL's login hidden."""
+        """``text`` with the key shown as :func:`redact` shows it, and any other piece of it or of the URL's password hidden."""
         shown = redact_url_credentials(text.replace(self._api_key, redact(self._api_key)))
-        return redact_secrets(shown, [self._api_key, *self._login])
+        return redact_secrets(shown, [self._api_key, *self._login[1:]])  # the password, not the user name
