@@ -266,7 +266,7 @@ def test_credentials_in_the_base_url_are_sent_but_never_shown(server, caplog):
         ask(down, "hello")
     assert str(caught.value) == f"Cannot reach the Anthropic API at 127.0.0.1:{port}: is the network up?"
     for shown in (caplog.text, str(caught.value), repr(provider), repr(down), provider.host):
-        assert PASSWORD not in shown and "proxyuser:" not in shown
+        assert PASSWORD not in shown and "proxyuser:" not in shown and KEY[-12:] not in shown
     assert "http://***@127.0.0.1" in repr(down)
 
 
