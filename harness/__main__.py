@@ -15,6 +15,7 @@ import importlib.metadata
 import platform
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 from harness.safe_text import printable
@@ -35,7 +36,7 @@ def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
     from harness.mcp.landscape import default_node_dir
     from harness.providers.default import key_source
-    from harness.retrieval.datasets import DATASETS, dataset_dir
+    from harness.retrieval.datasets import DATASETS, data_dir_problem, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
     from harness.tokens import count_text
 
@@ -46,12 +47,15 @@ def doctor_lines() -> list[str]:
         lines.append(f"Token counting: real tiktoken cl100k_base, offline ({n} tokens in the test sentence)")
     except Exception as exc:  # report, don't crash: this is a diagnosis
         lines.append(f"Token counting: FAILED ({exc})")
-    try:
-        source = key_source()
-    except ValueError as exc:  # a malformed .env is a finding, not a crash
-        source, problem = None, str(exc)
-    else:
-        problem = ""
+    with warnings.catch_warnings(record=True) as noted:  # a .env folder: a finding to show, not to bury
+        warnings.simplefilter("always")
+        try:
+            source = key_source()
+        except ValueError as exc:  # a malformed .env is a finding, not a crash
+            source, problem = None, str(exc)
+        else:
+            problem = ""
+    lines += [f"Settings: {w.message}" for w in noted]
     lines.append(f"Model: cannot tell — {problem}" if problem else
                  "Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
                  else f"Model: Claude via the Anthropic API (key from {source}; never printed)")
@@ -64,7 +68,10 @@ def doctor_lines() -> list[str]:
     reason = dense_unavailable_reason()
     lines.append("Embeddings (Chapter 6): " + ("available" if reason is None else f"absent — {reason}"))
     found = [d for d in DATASETS if dataset_dir(d)]
-    lines.append("Public data: " + (", ".join(found) if found else "absent (set HARNESS_DATA); chapters use the demo world"))
+    problem = data_dir_problem()
+    absent = (f"absent — {problem}: point it at the folder holding the public data" if problem
+              else "absent (set HARNESS_DATA)")
+    lines.append("Public data: " + (", ".join(found) if found else f"{absent}; chapters use the demo world"))
     return lines
 
 
@@ -127,6 +134,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
             config = args.config
         else:
             raise ValueError("harness serve needs --config mcp.json (an mcpServers file) or --landscape.")
+        extra = load_tools(args.extra_tools) if args.extra_tools else []  # a malformed file is found before any start-up
         if args.measure:
             from harness.mcp.config import read_source
             from harness.mcp.proxy_measure import measure
@@ -136,7 +144,6 @@ def serve(args: argparse.Namespace) -> list[str] | None:
                 skipped.append(missing_data_note("mcpzero_catalog") + " The latency with 2,797 extra tools is skipped.")
             figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
-        extra = load_tools(args.extra_tools) if args.extra_tools else []
         asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold,
                             folders=[folder]))
     return None

@@ -40,8 +40,7 @@ from typing import Callable, Sequence
 
 from harness.eval import Report, evaluate
 from harness.ranking import Ranker
-from harness.retrieval.datasets import (dataset_dir, demo_dataset, load_queries, load_tools,
-                                        missing_data_note, step_queries)
+from harness.retrieval.datasets import DATASETS, demo_dataset, load_public, missing_data_note, step_queries
 from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.learned import QueryLogRetriever
@@ -51,6 +50,7 @@ from harness.retrieval.splits import By, development_split, folds
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever
 from harness.scale_curve import LEXICAL, METRICS, RETRIEVERS, CurvePoint, public_pool, scale_curve
+from harness.safe_text import printable
 from harness.tokens import tool_tokens
 
 Factory = Callable[[Sequence[CatalogTool], Encoder], Ranker]
@@ -303,7 +303,11 @@ def curve_queries(query_sets: dict[str, list[Query]], sample: int, seed: int = 0
 
 def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
         ) -> tuple[list[Row], list[CurvePoint], list[str]]:
-    """Every benchmark row, the scale curve, and the sentences saying what was skipped."""
+    """Every benchmark row, the scale curve, and the sentences saying what was skipped.
+
+    The public files are read and checked first, so a malformed line stops the run before minutes of work.
+    """
+    public = {name: load_public(name) for name in DATASETS}
     skipped: list[str] = []
     reason = dense_unavailable_reason()
     if reason:
@@ -322,9 +326,8 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
     except ImportError as exc:
         skipped.append(f"The demo world is not importable ({exc}): skipping its rows.")
     step_texts: list[str] = []
-    folder = dataset_dir("livemcpbench")
-    if folder:
-        tools, queries = load_tools(folder), load_queries(folder)
+    if public["livemcpbench"]:
+        tools, queries = public["livemcpbench"]
         test = development_split(queries).test
         steps = step_queries(test)
         step_texts = [q.query for q in steps]
@@ -333,17 +336,15 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
         rows += bench_usage(tools, test, dense, k, latency_n)
     else:
         skipped.append(missing_data_note("livemcpbench"))
-    folder = dataset_dir("toollens_train")
-    if folder:
-        tools, queries = load_tools(folder), load_queries(folder)
+    if public["toollens_train"]:
+        tools, queries = public["toollens_train"]
         say(f"toollens_train: {len(tools)} tools, {len(queries)} queries (a quarter of the gold sets for development)")
         rows += bench_toollens(tools, queries, factories, sample=100 if quick else 1000, k=k, dense=dense,
                                latency_n=latency_n)
     else:
         skipped.append(missing_data_note("toollens_train"))
-    folder = dataset_dir("mcpzero_catalog")
-    if folder:
-        catalog = load_tools(folder)
+    if public["mcpzero_catalog"]:
+        catalog = public["mcpzero_catalog"][0]
         texts = step_texts or [t.description for t in catalog[::25]]
         texts = texts[:60] if quick else texts
         say(f"latency: {len(texts)} queries over 500 / {len(catalog)}" + ("" if quick else f" / {10 * len(catalog)}") + " tools")
@@ -357,6 +358,18 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
     return rows, curve, skipped
 
 
+def out_problem(out: Path) -> str | None:
+    """Why the results file cannot be written there (checked before the run, not after it), or None."""
+    if out.is_dir():
+        return f"--out {out} is a folder: name the JSON file to write, e.g. {out / 'results.json'}."
+    folder = next((p for p in out.parents if p.exists()), Path("."))
+    if not folder.is_dir():
+        return f"--out {out} cannot be written: {folder} is a file, not a folder."
+    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        return f"--out {out} cannot be written: no permission to write in {folder}."
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="harness bench", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results.json", help="where to write the JSON (default bench/results.json)")
@@ -367,8 +380,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.k <= 0:
         print(f"error: --k must be a positive number of tools, got {args.k}.", file=sys.stderr)
         return 2
+    out = Path(args.out)
+    problem = out_problem(out)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
-    rows, curve, skipped = run(args.quick, args.k, say=lambda s: print(s, file=sys.stderr))
+    try:
+        rows, curve, skipped = run(args.quick, args.k, say=lambda s: print(s, file=sys.stderr))
+    except (ValueError, FileNotFoundError) as exc:  # a malformed data file: one sentence, found before the work
+        print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
+        return 2
     print(table(rows, args.k))
     print()
     print(curve_table(curve))
@@ -376,7 +398,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {sentence}")
     meta = {"quick": args.quick, "k": args.k, "python": platform.python_version(), "cpus": os.cpu_count(),
             "seconds": round(time.perf_counter() - start, 1)}
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "rows": [r.__dict__ for r in rows],
                                    "scale_curve": [p.as_dict() for p in curve], "skipped": skipped}, indent=1))

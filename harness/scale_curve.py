@@ -198,16 +198,16 @@ def breaks_at(points: Sequence[CurvePoint], queries: str, retriever: str, metric
 
 def public_pool() -> tuple[list[CatalogTool], dict[str, list[Query]]]:
     """Every public catalog present plus the demo world, prefixed, and their labelled queries."""
-    from harness.retrieval.datasets import dataset_dir, demo_dataset, load_queries, load_tools
+    from harness.retrieval.datasets import DATASETS, demo_dataset, load_public
 
     pool, query_sets = [], {}
     tools, queries = demo_dataset()
     tools, query_sets["demo"] = prefixed("demo", tools, queries)
     pool += tools
-    for name in ("livemcpbench", "toollens_train", "mcpzero_catalog"):
-        folder = dataset_dir(name)
-        if folder:
-            tools, queries = prefixed(name, load_tools(folder), load_queries(folder) if name != "mcpzero_catalog" else [])
+    for name in DATASETS:
+        public = load_public(name)
+        if public:
+            tools, queries = prefixed(name, *public)
             pool += tools
             if queries:
                 query_sets[name] = queries

@@ -19,7 +19,7 @@ has the ``anthropic-ratelimit-*`` headers. Faults are queued with
 shape (any status, 408/409 included), a dropped connection, a hang, or a 200 whose body is an
 HTML page, cut-off JSON or ``{}`` (what a proxy in the way sends). :meth:`reply_next` queues a
 reply the rule above would not give — empty content, any stop reason, parallel tool calls,
-server-tool blocks. With ``thinking=True`` the server acts like a model that thinks by default:
+server-tool blocks. :meth:`redirect_next` answers the next request with a 307/308 to another address. With ``thinking=True`` the server acts like a model that thinks by default:
 each reply starts with a signed ``thinking`` block, and, as the API does, a request whose last
 assistant tool call is not preceded by its thinking block, or carries a changed signature, is
 rejected. Every request is recorded, headers included, for tests to inspect.
@@ -236,6 +236,7 @@ class FakeAnthropicServer:
         self.requests: list[RecordedRequest] = []
         self.responses: list[dict[str, Any]] = []
         self.faults: deque[Fault] = deque()
+        self.redirects: deque[tuple[int, str]] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -261,6 +262,10 @@ class FakeAnthropicServer:
     def reply_next(self, content: list[dict[str, Any]], stop_reason: str) -> None:
         """Answer the next valid /v1/messages request with exactly this content and stop reason."""
         self.scripted.append((content, stop_reason))
+
+    def redirect_next(self, location: str, status: int = 307) -> None:
+        """Answer the next request with ``status`` (307 or 308 keep the method and body) pointing at ``location``."""
+        self.redirects.append((status, location))
 
     def __enter__(self) -> "FakeAnthropicServer":
         self._thread.start()
@@ -332,6 +337,14 @@ class FakeAnthropicServer:
             def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if server.redirects:
+                    status, location = server.redirects.popleft()
+                    server.requests.append(RecordedRequest(self.path, headers, None))
+                    self.send_response(status)
+                    self.send_header("location", location + self.path)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
                 answer = server._answer(self.path.split("?", 1)[0], headers, raw)
                 if isinstance(answer, Fault) and answer.kind in BODY_FAULTS:
                     kind, data = BODY_FAULTS[answer.kind]

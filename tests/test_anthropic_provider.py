@@ -154,7 +154,7 @@ def test_exhausted_retries_give_one_sentence(server, kind, words):
     message = str(caught.value)
     assert words in message and "after 3 attempts" in message and one_sentence(message)
     assert len(server.requests) == 3 and len(server.faults) == 2
-    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
 
 
 def test_a_rejected_key_is_one_sentence_and_not_retried(server):
@@ -243,3 +243,85 @@ def test_estimated_cost_follows_the_price_table():
         price_for("gpt-x")
     with pytest.raises(ValueError, match="zero or more"):
         provider.estimate_cost(-1, 10, 10)
+
+
+# --- no secret shown: URL credentials, key fragments, the SDK error, redirects ------------------
+
+PASSWORD = "pw-s3cret-value-42"
+
+
+def test_credentials_in_the_base_url_are_sent_but_never_shown(server, caplog):
+    import base64
+
+    caplog.set_level(logging.DEBUG)  # the SDK's and httpx's debug logs too
+    host = server.base_url.split("://", 1)[1]
+    provider = make(server, base_url=f"http://proxyuser:{PASSWORD}@{host}")
+    assert ask(provider, "hello").message.text.endswith("hello")
+    sent = server.requests[-1].headers.get("authorization", "")
+    assert base64.b64decode(sent.split()[-1]).decode() == f"proxyuser:{PASSWORD}"  # still used, as Basic auth
+    assert server.requests[-1].headers["x-api-key"] == KEY  # and the key beside it
+    port = unused_port()
+    down = AnthropicProvider(api_key=KEY, base_url=f"http://proxyuser:{PASSWORD}@127.0.0.1:{port}", max_retries=1, backoff=0.01)
+    with pytest.raises(ProviderError) as caught:
+        ask(down, "hello")
+    assert str(caught.value) == f"Cannot reach the Anthropic API at 127.0.0.1:{port}: is the network up?"
+    for shown in (caplog.text, str(caught.value), repr(provider), repr(down), provider.host):
+        assert PASSWORD not in shown and "proxyuser:" not in shown and KEY[-12:] not in shown
+    assert "http://***@127.0.0.1" in repr(down)
+
+
+@pytest.mark.parametrize("fragment", [KEY[-12:], KEY[5:25], KEY[:10], KEY[-8:]])
+def test_any_fragment_of_the_key_echoed_by_the_endpoint_is_scrubbed(server, fragment):
+    server.fail_next("invalid_request_error", message=f"header x-api-key {fragment} is malformed")
+    with pytest.raises(ProviderError) as caught:
+        ask(make(server), "hello")
+    message = str(caught.value)
+    assert fragment not in message and "is malformed" in message and one_sentence(message)
+
+
+def test_a_password_echoed_by_the_endpoint_is_scrubbed(server):
+    host = server.base_url.split("://", 1)[1]
+    server.fail_next("invalid_request_error", message=f"proxy login proxyuser:{PASSWORD[:12]} refused")
+    with pytest.raises(ProviderError) as caught:
+        ask(make(server, base_url=f"http://proxyuser:{PASSWORD}@{host}"), "hello")
+    assert PASSWORD[:12] not in str(caught.value) and "refused" in str(caught.value)
+
+
+@pytest.mark.parametrize("fault", ["authentication_error", "disconnect", "html"])
+def test_the_sdk_error_is_not_kept_in_the_chain(server, fault):
+    server.fail_next(fault, times=2)
+    with pytest.raises(ProviderError) as caught:
+        ask(make(server, max_retries=0, api_key=KEY if fault != "authentication_error" else KEY[:-1] + "Q"), "hello")
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_redirect_to_another_origin_is_refused_and_the_body_not_resent(server, status):
+    with FakeAnthropicServer(api_key=KEY) as elsewhere:
+        server.redirect_next(elsewhere.base_url.replace("127.0.0.1", "localhost"), status)
+        with pytest.raises(ProviderError) as caught:
+            ask(make(server), "a private conversation")
+        assert elsewhere.requests == [] and len(server.requests) == 1  # refused, not retried
+    message = str(caught.value)
+    assert message.startswith(f"The Anthropic API at {server.base_url.split('://')[1]} redirected ({status}) to another origin, localhost:")
+    assert one_sentence(message)
+
+
+def test_a_redirect_within_the_origin_is_followed(server):
+    server.redirect_next(server.base_url, 307)
+    assert ask(make(server), "hello").message.text.endswith("hello")
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("block, what", [
+    ({"type": "tool_use", "id": "toolu_1", "name": "word_count", "input": "text=hi"}, "its input is a str"),
+    ({"type": "tool_use", "id": "toolu_1", "name": "word_count", "input": ["hi"]}, "its input is a list"),
+    ({"type": "tool_use", "name": "word_count", "input": {"text": "hi"}}, "it has no id"),
+    ({"type": "tool_use", "id": "toolu_1", "input": {"text": "hi"}}, "it has no name"),
+])
+def test_a_malformed_tool_use_block_is_one_sentence(server, block, what):
+    server.reply_next([block], "tool_use")
+    with pytest.raises(ProviderError) as caught:
+        ask(make(server), "hello")
+    message = str(caught.value)
+    assert what in message and one_sentence(message), message

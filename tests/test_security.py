@@ -54,3 +54,36 @@ def test_cached_answers_hold_no_key(tmp_path, small_tools):
     text = (tmp_path / "cache.jsonl").read_text()
     assert key not in text and json.loads(text.splitlines()[0])["key"]
     assert key not in repr(cached)
+
+
+def test_url_credentials_are_redacted_wherever_a_url_appears():
+    from harness.redaction import redact_url_credentials, url_credentials
+
+    text = "POST http://user:p%40ss@host:8080/v1 failed; retry https://tok@example.com?x=1 or ftp://a@b@c/d"
+    assert redact_url_credentials(text) == "POST http://***@host:8080/v1 failed; retry https://***@example.com?x=1 or ftp://***@c/d"
+    assert redact_url_credentials("mail me at dev@example.test, see http://host/a@b") == "mail me at dev@example.test, see http://host/a@b"
+    assert url_credentials("http://user:pw:x@host") == ["user", "pw:x"] and url_credentials("http://host") == []
+
+
+def test_any_eight_character_piece_of_a_secret_is_hidden():
+    from harness.redaction import redact_secrets
+
+    key = "sk-ant-" + "api03-AbCdEfGhIjKlMnOpQrSt"
+    for piece in (key, key[-12:], key[5:25], key[:8], key[-8:]):
+        shown = redact_secrets(f"the server said {piece}.", [key])
+        assert shown == "the server said ***." and piece not in shown
+    assert redact_secrets(f"tail {key[-7:]} kept", [key]) == f"tail {key[-7:]} kept"  # shorter than 8: not the key
+    assert redact_secrets("token=abc123 and abc123", ["abc123"]) == "token=*** and ***"  # a short secret, whole
+    assert redact_secrets("nothing here", ["", "s3cr3t-value"]) == "nothing here"
+
+
+def test_a_download_address_with_a_login_is_not_shown(tmp_path):
+    import pytest
+
+    from fake_anthropic_server import unused_port
+    from harness.retrieval.datasets import download
+
+    url = f"http://reader:dl-s3cret-pass@127.0.0.1:{unused_port()}/tools.json"
+    with pytest.raises(ConnectionError) as info:
+        download("mcpzero_catalog", tmp_path, urls={"tools": url}, timeout=2)
+    assert "dl-s3cret-pass" not in str(info.value) and "http://***@127.0.0.1" in str(info.value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from harness.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
 DEFAULT_STARTUP_TIMEOUT = 20.0
 #: Seconds one tool call may take: under the registry's own limit, so the clearer MCP message comes first.
 DEFAULT_CALL_TIMEOUT = REGISTRY_TIMEOUT - 5.0
+#: The longest timeout a config may set (a day): longer ones are typos, and some clocks overflow on them.
+MAX_TIMEOUT = 86_400.0
 
 _FIELDS = ("type", "command", "args", "env", "cwd", "deferLoading", "enabled", "disabledTools",
            "startupTimeout", "callTimeout")
@@ -36,6 +39,20 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 class MCPConfigError(ValueError):
     """A malformed MCP config; the message is one sentence naming the server and the field."""
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice (``json`` would silently keep the last)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses an object naming one key twice."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
 
 
 @dataclass(frozen=True)
@@ -94,8 +111,9 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 def _seconds(value: Any, where: str, default: float) -> float:
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise MCPConfigError(f"{where} must be a positive number of seconds, got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
+        shown = value if not isinstance(value, float) or math.isfinite(value) else str(value)
+        raise MCPConfigError(f"{where} must be a positive number of seconds up to {MAX_TIMEOUT:.0f}, got {shown!r}.")
     return float(value)
 
 
@@ -166,6 +184,8 @@ def read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
         origin = "The MCP config"
     else:
         path = Path(text).expanduser()
+        if path.is_dir():
+            raise MCPConfigError(f"The MCP config file '{path}' is a folder, not a file: pass the mcpServers JSON file itself.")
         if not path.is_file():
             raise MCPConfigError(f"The MCP config file '{path}' does not exist.")
         origin = f"The MCP config file '{path}'"
@@ -175,9 +195,15 @@ def read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
             raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
                                  "save it as UTF-8.") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise MCPConfigError(f"{origin} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
+    except _DuplicateKey as exc:
+        raise MCPConfigError(f"{origin} names {str(exc)!r} twice in one object (JSON keeps only the last): "
+                             "keep one of them.") from None
+    except RecursionError:
+        raise MCPConfigError(f"{origin} is nested too deeply to read: an mcpServers file is a few levels deep, "
+                             "so check it is the right file.") from None
 
 
 def load_config(

@@ -21,8 +21,16 @@ How it is built, and why:
   because thinking counts against ``max_tokens``. ``stop_reason`` is passed on unchanged; the
   loop decides what each one means (see :func:`harness.providers.base.stop_outcome`).
 * Every failure the user must act on is a :class:`ProviderError` of one sentence, raised
-  ``from None`` so no SDK traceback buries it. The key never appears in ``repr``, in an error
-  or in a log line: ``repr`` shows at most its last four characters.
+  outside the ``except`` block so no SDK traceback buries it and no SDK error (which holds the
+  request, headers included) stays reachable from it. The key never appears in ``repr``, in an
+  error or in a log line: ``repr`` shows at most its last four characters, and any piece of it
+  eight characters or longer that an endpoint echoes is scrubbed (:mod:`harness.redaction`).
+* A user name and password in ``ANTHROPIC_BASE_URL`` (a gateway's login) are taken out of the
+  address and sent as HTTP Basic auth, as httpx would send them, so no URL that reaches an
+  error, a log line or ``repr`` carries them; the key then travels in the API's ``x-api-key``
+  header, since Basic auth takes ``Authorization``.
+* A redirect to another origin is refused: a 307 or 308 would re-send the conversation and the
+  key to an address nobody configured. Redirects within the origin are followed.
 """
 from __future__ import annotations
 
@@ -34,11 +42,13 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import urlsplit
 
 import anthropic
+import httpx2
 
 from harness.messages import Message, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
 from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, price_for  # noqa: F401 (re-exported)
 from harness.providers.settings import setting
+from harness.redaction import redact_secrets, redact_url_credentials, url_credentials
 from harness.tools import Tool
 
 log = logging.getLogger(__name__)
@@ -63,8 +73,32 @@ def redact(key: str) -> str:
 _SPEND_LIMIT_WORDS = ("usage limit", "spend limit", "spending limit", "credit balance", "billing")
 
 
+class CrossOriginRedirect(Exception):
+    """The API answered with a redirect to another origin, which is not followed."""
+
+    def __init__(self, status: int, origin: str) -> None:
+        super().__init__(f"redirect ({status}) to {origin}")
+        self.status, self.origin = status, origin
+
+
+async def _refuse_cross_origin_redirects(response: httpx2.Response) -> None:
+    """An httpx response hook: stop before a redirect to another origin is followed."""
+    if response.has_redirect_location:
+        target = response.request.url.join(response.headers["location"])
+        if target.origin != response.request.url.origin:
+            raise CrossOriginRedirect(response.status_code, _host(str(target)))
+
+
+def _host(url: str) -> str:
+    """host[:port] of a URL, without any user name or password."""
+    parts = urlsplit(url)
+    return (parts.hostname or url) + (f":{parts.port}" if parts.port else "")
+
+
 def retry_kind(err: anthropic.AnthropicError) -> str | None:
     """Why a failed request is worth repeating ('rate_limit', 'overloaded', ...), or None when it is not."""
+    if isinstance(err.__cause__, CrossOriginRedirect):
+        return None
     if isinstance(err, anthropic.APITimeoutError):
         return "timeout"
     if isinstance(err, anthropic.APIConnectionError):
@@ -112,6 +146,18 @@ def retry_after(err: anthropic.AnthropicError) -> float | None:
     return None
 
 
+def _tool_use_problem(block: dict[str, Any]) -> str | None:
+    """What makes a tool_use block unusable (no id, no name, an input that is not an object), or None."""
+    if block.get("type") != "tool_use":
+        return None
+    for field_name in ("id", "name"):
+        if not isinstance(block.get(field_name), str) or not block[field_name]:
+            return f"it has no {field_name}"
+    if not isinstance(block.get("input", {}), dict):
+        return f"its input is a {type(block['input']).__name__}, not an object"
+    return None
+
+
 class AnthropicProvider:
     """Claude through the Anthropic Messages API; see the module docstring for the design."""
 
@@ -139,8 +185,11 @@ class AnthropicProvider:
         self._api_key = key
         self.model = model or setting("ANTHROPIC_MODEL")[0] or DEFAULT_MODEL
         self.name = self.model
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self.host = urlsplit(self.base_url).netloc or self.base_url
+        address = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+        self._login = url_credentials(address)  # [user, password]: sent as Basic auth, never shown
+        self._endpoint = redact_url_credentials(address).replace("***@", "", 1) if self._login else address
+        self.base_url = redact_url_credentials(address)  # what may be shown
+        self.host = _host(self._endpoint)
         self.max_retries = max_retries
         self.timeout = timeout
         self.backoff = backoff
@@ -174,13 +223,19 @@ class AnthropicProvider:
                 or not isinstance(getattr(usage, "input_tokens", None), int)
                 or not isinstance(getattr(usage, "output_tokens", None), int)):
             raise ProviderError(self._not_a_reply(f"got {type(response).__name__} without content and usage"))
-        blocks = [block.model_dump(mode="json", exclude_none=True) for block in content]
+        blocks = [block.model_dump(mode="json", exclude_none=True, warnings=False) for block in content]
         unreadable = sorted({b.get("type", "?") for b in blocks} - set(_READABLE_BLOCKS))
         if unreadable:
             raise ProviderError(
                 f"Claude replied with {', '.join(unreadable)} blocks, which the harness does not handle: "
                 "it reads text and tool_use and keeps thinking blocks."
             )
+        for block in blocks:
+            problem = _tool_use_problem(block)
+            if problem:
+                raise ProviderError(self._scrub(
+                    f"Claude replied with a tool_use block the harness cannot run ({problem}): the API promises an id, "
+                    f"a name and an object input, so check ANTHROPIC_BASE_URL and any proxy in between."))
         message = Message.from_api({"role": "assistant", "content": blocks})
         counted = Usage(usage.input_tokens, usage.output_tokens,
                         getattr(usage, "cache_creation_input_tokens", None) or 0,
@@ -228,8 +283,12 @@ class AnthropicProvider:
     def _client_for_this_loop(self) -> anthropic.AsyncAnthropic:
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
+            login = httpx2.BasicAuth(*self._login) if len(self._login) == 2 else None
+            http = anthropic.DefaultAsyncHttpxClient(
+                auth=login, event_hooks={"response": [_refuse_cross_origin_redirects]})
             self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                api_key=self._api_key, base_url=self._endpoint, max_retries=0, timeout=self.timeout, http_client=http,
+                default_headers={"x-api-key": self._api_key} if login else None,  # Basic auth takes Authorization
             )
             self._client_loop = loop
         return self._client
@@ -242,21 +301,31 @@ class AnthropicProvider:
         waited = 0.0
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
+            failure = None  # raised after the except block, so the SDK error is not its __context__
             try:
                 return await request(self._client_for_this_loop())
             except (ValueError, TypeError) as err:  # a 200 whose body is not JSON, or not the API's JSON
-                raise ProviderError(self._scrub(self._not_a_reply(f"{type(err).__name__}: {str(err).splitlines()[0][:80]}"))) from None
+                failure = self._not_a_reply(f"{type(err).__name__}: {(str(err).splitlines() or [''])[0][:80]}")
             except anthropic.AnthropicError as err:
                 kind = retry_kind(err)
                 asked = retry_after(err)
                 if kind is None or attempt == attempts or (asked is not None and asked > self.max_delay):
-                    raise ProviderError(self._scrub(self._describe(err, kind, attempt, waited, asked))) from None
-                delay = asked if asked is not None else min(self.backoff * 2 ** (attempt - 1), self.max_delay)
-                delay *= 1.0 if asked is not None else random.uniform(0.8, 1.0)  # jitter spreads out parallel retries
-                log.info("Anthropic API %s; retrying in %.1f s (attempt %d of %d).", kind.replace("_", " "), delay, attempt + 1, attempts)
-                await asyncio.sleep(delay)
-                waited += delay
+                    failure = self._describe(err, kind, attempt, waited, asked)
+                else:
+                    delay = self._delay(attempt, asked)
+                    log.info("Anthropic API %s; retrying in %.1f s (attempt %d of %d).",
+                             kind.replace("_", " "), delay, attempt + 1, attempts)
+            if failure is not None:
+                raise ProviderError(self._scrub(failure))
+            await asyncio.sleep(delay)
+            waited += delay
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _delay(self, attempt: int, asked: float | None) -> float:
+        """Seconds to wait before retry number ``attempt``: what the API asked, else jittered exponential backoff."""
+        if asked is not None:
+            return asked
+        return min(self.backoff * 2 ** (attempt - 1), self.max_delay) * random.uniform(0.8, 1.0)  # jitter spreads out parallel retries
 
     def _describe(self, err: anthropic.AnthropicError, kind: str | None, attempts: int, waited: float, asked: float | None) -> str:
         """One sentence saying what went wrong and what to do about it."""
@@ -271,6 +340,10 @@ class AnthropicProvider:
             return f"The Anthropic API is still rate-limiting this key (429) {tries}: wait a minute or send fewer requests."
         if kind == "overloaded":
             return f"The Anthropic API is still overloaded (529) {tries}: try again in a few minutes."
+        if isinstance(err.__cause__, CrossOriginRedirect):
+            moved = err.__cause__
+            return (f"The Anthropic API at {self.host} redirected ({moved.status}) to another origin, {moved.origin}, which "
+                    "was refused so the key and the conversation are not sent there: set ANTHROPIC_BASE_URL to the address you trust.")
         if kind == "connection":
             return f"Cannot reach the Anthropic API at {self.host}: is the network up?"
         if kind == "timeout":
@@ -285,4 +358,6 @@ class AnthropicProvider:
         return f"The Anthropic SDK failed with {type(err).__name__}: {str(err).strip().rstrip('.')}."
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, redact(self._api_key))
+        """``text`` with the key shown as :func:`redact` shows it, and any other piece of it or of the URL's password hidden."""
+        shown = redact_url_credentials(text.replace(self._api_key, redact(self._api_key)))
+        return redact_secrets(shown, [self._api_key, *self._login[1:]])  # the password, not the user name

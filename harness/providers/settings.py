@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 
 from harness.places import located
@@ -54,8 +55,19 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 def env_file() -> Path | None:
     """``$HARNESS_ENV_FILE``, else the ``.env`` in the working folder or the nearest one above it (a notebook
-    in ``notebooks/`` finds the checkout's); None if there is none."""
+    in ``notebooks/`` finds the checkout's); None if there is none.
+
+    A folder is not read: named by ``HARNESS_ENV_FILE`` it is an error; found as ``.env`` (often a
+    virtualenv of that name) it is ignored with a warning, so the reader knows no setting came from it.
+    """
     path = located("HARNESS_ENV_FILE", ENV_FILE)
+    if path and path.is_dir():
+        if os.environ.get("HARNESS_ENV_FILE", "").strip():
+            raise ValueError(f"HARNESS_ENV_FILE names {path}, which is a folder, not a file: point it at a file "
+                             "of KEY=VALUE lines.")
+        warnings.warn(f"{path} is a folder, not a settings file: it is ignored, so settings come from the "
+                      "environment only.", stacklevel=3)
+        return None
     return path if path and path.is_file() else None
 
 

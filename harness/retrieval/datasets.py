@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from harness.places import located
+from harness.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 
 #: The public folders Chapter 6 measures on (``data_dir()/<name>``).
@@ -36,6 +37,18 @@ def data_dir() -> Path | None:
     return found if found and found.is_dir() else None
 
 
+def data_dir_problem() -> str | None:
+    """What is wrong with ``$HARNESS_DATA`` when it is set but names no folder ("HARNESS_DATA names X, which
+    does not exist"), else None: the reader who set it is told that, not to set it."""
+    named = os.environ.get("HARNESS_DATA", "").strip()
+    if not named:
+        return None
+    path = Path(named).expanduser()
+    if path.is_dir():
+        return None
+    return f"HARNESS_DATA names {path}, which {'is a file, not a folder' if path.exists() else 'does not exist'}"
+
+
 def dataset_dir(name: str) -> Path | None:
     """``data_dir()/name`` when it holds a ``tools.jsonl``, else None."""
     root = data_dir()
@@ -45,6 +58,10 @@ def dataset_dir(name: str) -> Path | None:
 
 def missing_data_note(name: str) -> str:
     """The one sentence said when a public folder is absent."""
+    problem = data_dir_problem()
+    if problem:
+        return (f"Public data '{name}' not found because {problem} (point it at the folder holding the public "
+                "data): skipping what needs it.")
     return (f"Public data '{name}' not found (set HARNESS_DATA to the folder holding it, or put it at "
             f"../shared/data beside the repository): skipping what needs it.")
 
@@ -79,12 +96,42 @@ def _records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{p}, line {n}: not valid JSON ({e.msg}).") from None
+            except RecursionError:
+                raise ValueError(f"{p}, line {n}: nested too deeply to read (a record is a few levels deep): "
+                                 "check it is the right file.") from None
             if not isinstance(rec, dict):
                 raise ValueError(f"{p}, line {n}: expected a JSON object, got {type(rec).__name__}.")
             yield n, rec
 
 
 _KIND_NAMES = {str: "string", int: "number", list: "list", dict: "JSON object"}
+#: How deep a tool's input schema may nest: real ones are a few levels; deeper ones break code that walks them.
+MAX_SCHEMA_DEPTH = 100
+
+
+def _depth(value: Any) -> int:
+    """How many levels of lists and objects ``value`` nests (walked without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            todo.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _schema(rec: dict[str, Any], where: str) -> dict[str, Any]:
+    """A record's ``input_schema``, checked where code that reads schemas would otherwise fail later."""
+    schema = _field(rec, "input_schema", dict, where, {"type": "object", "properties": {}})
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        raise ValueError(f"{where}: field 'input_schema' is nested more than {MAX_SCHEMA_DEPTH} levels deep; "
+                         "a tool's parameters are a few levels deep.")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise ValueError(f"{where}: field 'input_schema.properties' must be a JSON object of parameters, "
+                         f"got {type(properties).__name__}.")
+    return schema
 
 
 def _field(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
@@ -111,7 +158,7 @@ def load_tools(path: str | os.PathLike[str]) -> list[CatalogTool]:
         if tid in seen:
             raise ValueError(f"{where}: duplicate tool id {tid!r} (first on line {seen[tid]}).")
         seen[tid] = n
-        schema = _field(rec, "input_schema", dict, where, {"type": "object", "properties": {}})
+        schema = _schema(rec, where)
         tools.append(CatalogTool(
             id=tid,
             name=_field(rec, "name", str, where),
@@ -173,8 +220,13 @@ def load_queries(
     known = {t.id for t in tools} if tools is not None else None
     queries: list[Query] = []
     dropped: list[str] = []
+    lines: dict[str, int] = {}
     for n, rec in _records(p):
         q = _parse_query(rec, f"{p}, line {n}")
+        if q.qid in lines:
+            raise ValueError(f"{p}, line {n}: query id {q.qid!r} is used again (first on line {lines[q.qid]}): "
+                             "give every query its own qid.")
+        lines[q.qid] = n
         unknown = [i for i in (*q.gold, *(i for g in q.slots for i in g)) if known is not None and i not in known]
         if unknown and strict:
             raise ValueError(f"{p}, line {n}: gold id {unknown[0]!r} of query {q.qid!r} is not in the catalog "
@@ -187,6 +239,15 @@ def load_queries(
         warnings.warn(f"Dropped {len(dropped)} of {len(dropped) + len(queries)} queries in {p} whose gold ids "
                       f"are not in the catalog (first: {dropped[0]!r}).", stacklevel=2)
     return queries
+
+
+def load_public(name: str) -> tuple[list[CatalogTool], list[Query]] | None:
+    """A public folder's tools and queries (none if it has no queries.jsonl), or None when it is absent."""
+    folder = dataset_dir(name)
+    if folder is None:
+        return None
+    tools = load_tools(folder)
+    return tools, load_queries(folder, tools=tools) if (folder / "queries.jsonl").is_file() else []
 
 
 # --- step-level queries ------------------------------------------------------------------------
@@ -256,8 +317,9 @@ def _fetch(url: str, timeout: float) -> str:
             return r.read().decode("utf-8")
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise ConnectionError(f"Could not download {url} ({reason}); without a network, copy the public "
-                              f"data folder by hand and point HARNESS_DATA at it.") from None
+        shown = redact_url_credentials(f"Could not download {url} ({reason})")  # a mirror's login stays private
+        raise ConnectionError(f"{shown}; without a network, copy the public data folder by hand and point "
+                              "HARNESS_DATA at it.") from None
 
 
 def _livemcp_tools(raw: dict[str, str]) -> list[dict[str, Any]]:

@@ -27,9 +27,12 @@ import numpy as np
 from harness.ranking import require_tools, top_ids
 from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir
 from harness.retrieval.records import CatalogTool
+from harness.safe_text import valid_unicode
 from harness.text import split_identifier
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+#: Length of one all-MiniLM-L6-v2 vector.
+DIMENSIONS = 384
 #: Environment variable naming the embedding cache folder (default ``~/.cache/harness/embeddings``).
 CACHE_ENV = "HARNESS_EMBEDDING_CACHE"
 _EXTRA = ("safetensors", "tokenizers")
@@ -95,9 +98,14 @@ class Encoder:
         return _numpy_model().embed_many(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text (recent texts come from memory)."""
+        """Unit-length float32 vectors, one row per text (recent texts come from memory).
+
+        A text that is not valid Unicode (a lone surrogate from a JSON escape or an undecodable
+        command-line byte) is embedded as :func:`harness.safe_text.valid_unicode` shows it.
+        """
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        texts = [valid_unicode(t) for t in texts]
         if not cache or self.remember <= 0:
             return self._model_encode(list(texts))
         missing = [t for t in dict.fromkeys(texts) if t not in self._recent]
@@ -116,19 +124,32 @@ def default_cache_dir() -> Path:
 
 
 class EmbeddingCache:
-    """One ``.npy`` file per key; writes are atomic, so parallel runs never read half a vector."""
+    """One ``.npy`` file per key; writes are atomic, so parallel runs never read half a vector.
+
+    An entry that is not one finite vector of :data:`DIMENSIONS` floats (a damaged file, another
+    model's vector) is treated as absent, so it is embedded again and overwritten, instead of
+    failing every search with a shape error.
+    """
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
+        if self.folder.exists() and not self.folder.is_dir():
+            if folder is not None:
+                raise ValueError(f"The embedding cache {self.folder} is a file, not a folder: pass a folder.")
+            raise ValueError(f"{CACHE_ENV} names {self.folder}, which is a file, not a folder: point it at a folder "
+                             f"(or unset it to use ~/.cache/harness/embeddings).")
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.npy"
 
     def get(self, key: str) -> np.ndarray | None:
         try:
-            return np.load(self._path(key))
-        except (OSError, ValueError):  # absent, or a damaged file: re-embed
+            vector = np.load(self._path(key))
+        except (OSError, ValueError, EOFError):  # absent, or a damaged file: re-embed
             return None
+        usable = (vector.shape == (DIMENSIONS,) and np.issubdtype(vector.dtype, np.floating)
+                  and bool(np.isfinite(vector).all()))
+        return vector if usable else None
 
     def put(self, key: str, vector: np.ndarray) -> None:
         path = self._path(key)
@@ -165,7 +186,7 @@ def embed_tools(tools: Sequence[CatalogTool], encoder: Encoder, cache: Embedding
         for (key, _), vector in zip(part, encoder.encode([document(t) for _, t in part], cache=False)):
             cache.put(key, vector)
             vectors[key] = vector
-    return np.vstack([vectors[key] for key in keys]) if keys else np.zeros((0, 384), dtype=np.float32)
+    return np.vstack([vectors[key] for key in keys]) if keys else np.zeros((0, DIMENSIONS), dtype=np.float32)
 
 
 class DenseRetriever:

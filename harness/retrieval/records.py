@@ -54,7 +54,7 @@ class CatalogTool:
         """
         data = {**self.definition(), "server": self.server, "server_description": self.server_description}
         blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate from a JSON escape too
 
     @classmethod
     def from_tool(cls, t: Tool, server: str = "") -> "CatalogTool":
@@ -78,8 +78,12 @@ class Query:
     steps: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.gold_groups:
-            object.__setattr__(self, "gold_groups", tuple((g,) for g in self.gold))
+        # An id listed twice, or a slot listed twice, counts once: otherwise one hit fills two
+        # slots and R@1 says 1.0 where nDCG says 0.61.
+        object.__setattr__(self, "gold", tuple(dict.fromkeys(self.gold)))
+        groups = self.gold_groups or tuple((g,) for g in self.gold)
+        unique = {frozenset(g): tuple(dict.fromkeys(g)) for g in groups}
+        object.__setattr__(self, "gold_groups", tuple(unique.values()))
 
     @property
     def slots(self) -> tuple[tuple[str, ...], ...]:
