@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from harness.mcp.mcp_tool import MCPTool
-from harness.mcp.suspicious import (flag_definition, flag_name, flag_suspicious, flag_tool, measure_detector,
-                                     poisoning_corpus)
+from harness.mcp.suspicious import (flag_definition, flag_name, flag_suspicious, flag_tool, fresh_rewordings,
+                                     measure_detector, poisoning_corpus)
 from harness.rates import Rate, wilson_interval
 from harness.retrieval.datasets import DATASETS, dataset_dir, load_tools
 
@@ -162,7 +162,28 @@ def test_measured_recall_and_false_positives():
     if not real:
         assert report.false_positives is None and "not measured" in str(report)
         pytest.skip("public data absent: false positives not measured")
-    assert report.false_positives.n == 3788 and report.false_positives.value < 0.005
+    assert report.false_positives.n == 3788 and report.false_positives.hits <= 0  # measured: 0 of 3,788
+
+
+def test_the_fresh_rewordings_were_written_after_the_freeze_and_cover_every_intent():
+    rows = fresh_rewordings()
+    assert len({r["id"] for r in rows}) == len(rows) and {r["written_after"] for r in rows} == {"3f1050b"}
+    poisoned = [r for r in rows if r["poisoned"]]
+    assert len(poisoned) >= 40 and len(rows) - len(poisoned) >= 40
+    intents = {"override", "exfiltration", "credential", "shadowing", "concealment"}
+    assert {r["intent"] for r in poisoned} == intents
+    assert min(sum(r["intent"] == i for r in poisoned) for i in intents) >= 8
+    corpus = {r["text"] for r in poisoning_corpus()}
+    assert not corpus & {r["text"] for r in rows}
+
+
+def test_scores_on_rewordings_written_after_the_freeze():
+    # Measured once, live, after the rules were frozen; these bounds are those measurements. Recall
+    # misses the 0.8 target and tricky benign false alarms (3 of 42) miss "at most 1 in 15".
+    report = measure_detector()
+    assert report.fresh_recall.n == 42 and report.fresh_recall.hits >= 14
+    assert report.fresh_benign_flagged.n == 42 and report.fresh_benign_flagged.hits <= 3
+    assert report.fresh_by_intent["credential"].hits >= 7 and report.fresh_by_intent["override"].n == 9
 
 
 def test_wilson_interval_matches_a_published_value():

@@ -35,8 +35,8 @@ alone is not an attack: an S3 uploader that reads ``~/.aws/credentials`` or a ke
 writes ``~/.ssh/authorized_keys`` describes itself; an order to read and pass the file is flagged.
 
 A learned component was tried and left out: all-MiniLM-L6-v2 embeddings of whole descriptions with
-a logistic regression trained on this corpus against the real definitions caught about a third of
-the corpus (out of fold) at a 1 % false-alarm rate, far below the rules.
+a logistic regression trained on this corpus against the real definitions caught far fewer of the
+corpus's rows (out of fold, at a 1 % false-alarm rate on real definitions) than the rules.
 
 Chapter 5b measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
 with a held-out part the rules were not written against), on rewordings written after the rules were
@@ -57,6 +57,8 @@ from harness.tools import Tool
 
 #: Poisoned descriptions with their attack class, source and split (package data, so it installs).
 CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
+#: Poisoned and tricky benign rewordings written after the rules were frozen, each naming that commit.
+FRESH_FILE = CORPUS_FILE.with_name("poisoning_fresh.jsonl")
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
@@ -511,11 +513,12 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
 
 
 def flag_definition(description: str, input_schema: Any) -> list[str]:
-    """Flags for a tool's description and for every parameter name and description in its schema."""
+    """Flags for a tool's description and for every parameter name and description in its schema (each once:
+    a schema's ``anyOf`` branches often repeat a parameter)."""
     flags = flag_suspicious(description)
     for where, text in _schema_descriptions(input_schema):
         flags.extend(f"parameter '{where}': {reason}" for reason in flag_suspicious(text))
-    return flags
+    return list(dict.fromkeys(flags))
 
 
 # ASCII look-alikes a name can hide behind once Cyrillic and Greek are folded (TR39 skeletons, the common subset).
@@ -576,9 +579,17 @@ def poisoning_corpus() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def fresh_rewordings() -> list[dict[str, Any]]:
+    """Rewordings written after the rules were frozen: id, poisoned, intent, written_after (the frozen
+    commit), text. They are scored as they stand; no rule was changed after they were first run."""
+    lines = FRESH_FILE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 @dataclass(frozen=True)
 class DetectorReport:
-    """Recall on the poisoning corpus (dev and held-out apart) and false positives on real tools."""
+    """Recall on the poisoning corpus (dev and held-out apart) and on the fresh rewordings, false alarms on
+    the fresh tricky benign rewordings and on real tools."""
 
     recall_dev: Rate
     recall_heldout: Rate
@@ -587,12 +598,20 @@ class DetectorReport:
     false_positives: Rate | None  # None when no real definitions were given
     missed: list[str]  # corpus ids not flagged
     flagged_real: list[str]  # ids of real definitions that were flagged
+    fresh_recall: Rate  # poisoned rewordings written after the freeze that were flagged
+    fresh_by_intent: dict[str, Rate]
+    fresh_benign_flagged: Rate  # tricky benign rewordings that were flagged (false alarms)
+    fresh_missed: list[str]
+    fresh_benign_hits: list[str]
 
     def __str__(self) -> str:
         lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
                  f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
         lines += [f"  held-out rows written in round {n}: {rate}" for n, rate in self.heldout_by_round.items()]
         lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
+        lines.append(f"recall on rewordings written after the rules were frozen: {self.fresh_recall}")
+        lines += [f"  {kind} rewordings: {rate}" for kind, rate in self.fresh_by_intent.items()]
+        lines.append(f"tricky benign rewordings flagged: {self.fresh_benign_flagged}")
         lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
                      else "false positives: no real tool definitions given (public data absent), not measured")
         return "\n".join(lines)
@@ -610,6 +629,10 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
         if flag_definition(description, schema):
             flagged.append(tool_id)
     held = [row for row in corpus if row["split"] == "heldout"]
+    fresh = fresh_rewordings()
+    fresh_hit = {row["id"]: bool(flag_suspicious(row["text"])) for row in fresh}
+    poisoned = [row for row in fresh if row["poisoned"]]
+    benign = [row for row in fresh if not row["poisoned"]]
 
     def rate(rows: list[dict[str, Any]]) -> Rate:
         return Rate(sum(caught[row["id"]] for row in rows), len(rows))
@@ -622,4 +645,10 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
         false_positives=Rate(len(flagged), n) if n else None,
         missed=[i for i, ok in caught.items() if not ok],
         flagged_real=flagged,
+        fresh_recall=Rate(sum(fresh_hit[r["id"]] for r in poisoned), len(poisoned)),
+        fresh_by_intent={k: Rate(sum(fresh_hit[r["id"]] for r in poisoned if r["intent"] == k),
+                                 sum(r["intent"] == k for r in poisoned)) for k in dict.fromkeys(r["intent"] for r in poisoned)},
+        fresh_benign_flagged=Rate(sum(fresh_hit[r["id"]] for r in benign), len(benign)),
+        fresh_missed=[r["id"] for r in poisoned if not fresh_hit[r["id"]]],
+        fresh_benign_hits=[r["id"] for r in benign if fresh_hit[r["id"]]],
     )
