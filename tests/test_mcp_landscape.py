@@ -121,4 +121,7 @@ def test_the_node_servers_list_and_answer_and_their_schemas_get_deferred(tmp_pat
     # The default policy (10 % of a 200k window) defers these schemas: only search_tools is shown.
     assert hub.plan.total_tokens > hub.plan.threshold == 20_000
     assert shown == ["search_tools"] and status.tokens_saved > 0.95 * status.schema_tokens
-    assert sum(r.deferred for r in status.rows) == len(hub.tools) and all(not r.flags for r in status.rows)
+    assert sum(r.deferred for r in status.rows) == len(hub.tools)
+    # The only flags: MongoDB parameters that begin "Note to LLM:" (benign advice, addressed to the model).
+    flagged = {r.server: r.flags for r in status.rows if r.flags}
+    assert set(flagged) == {"mongodb"} and all(f.endswith("addresses the model's own instructions") for f in flagged["mongodb"])

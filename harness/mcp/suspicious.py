@@ -1,6 +1,6 @@
 """Flag tool descriptions that talk to the model instead of describing a tool.
 
-Introduced in Chapter 5 (MCP integration).
+Introduced in Chapter 5 (MCP integration); measured in Chapter 5b (MCP operations).
 
 A third-party server writes the text the model reads as a tool description: "tool poisoning"
 hides instructions there. The harness keeps descriptions exactly as given — it never executes
@@ -22,11 +22,26 @@ The rules follow the published attack classes, not any one sample's wording:
 * **hidden characters** — Unicode tag characters, zero-width and direction controls, terminal
   escapes, HTML comments and tags aimed at the model (Embrace The Red; Trail of Bits);
 * **homoglyphs** — words mixing Latin with Cyrillic or Greek look-alikes ("Ignоre" with a
-  Cyrillic о): flagged, and folded to Latin before the phrase rules run.
+  Cyrillic о): flagged, and folded to Latin before the phrase rules run;
+* **look-alike tool names** (:func:`flag_name`) — a name mixing scripts, written wholly in
+  look-alike letters, or that looks like another listed tool's name (TR39-style skeletons).
 
-Chapter 5 measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
-with a held-out part the rules were not written against) and the false-positive rate on 3,788
-real tool definitions.
+Beside the phrase lists, intent rules read one sentence at a time for what is *asked*, whatever the
+words: standing instructions declared stale or outranked; a verb in the imperative carrying what the
+user said, a secret, an environment variable holding one (``AWS_SECRET_ACCESS_KEY``) or a
+credential file into a field, URL or address that is not where a credential belongs; another tool
+disparaged, bypassed or re-targeted; something left out of what the user is told. A credential path
+alone is not an attack: an S3 uploader that reads ``~/.aws/credentials`` or a key generator that
+writes ``~/.ssh/authorized_keys`` describes itself; an order to read and pass the file is flagged.
+
+A learned component was tried and left out: all-MiniLM-L6-v2 embeddings of whole descriptions with
+a logistic regression trained on this corpus against the real definitions caught far fewer of the
+corpus's rows (out of fold, at a 1 % false-alarm rate on real definitions) than the rules.
+
+Chapter 5b measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
+with a held-out part the rules were not written against), on rewordings written after the rules were
+frozen (``harness/data/poisoning_fresh.jsonl``, with tricky benign descriptions), and the false-alarm
+rate on 3,788 real tool definitions.
 """
 from __future__ import annotations
 
@@ -42,6 +57,8 @@ from harness.tools import Tool
 
 #: Poisoned descriptions with their attack class, source and split (package data, so it installs).
 CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
+#: Poisoned and tricky benign rewordings written after the rules were frozen, each naming that commit.
+FRESH_FILE = CORPUS_FILE.with_name("poisoning_fresh.jsonl")
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
@@ -69,7 +86,7 @@ _USER = r"(the\s+)?(user|human|person|operator|customer|anyone|them)s?\b"
 _TELL = (r"(tell|telling|told|inform|informing|mention|mentioning|reveal|revealing|disclose|disclosing|show|showing|"
          r"notify|notifying|alert|alerting|explain|explaining|let)")
 _SEND = (r"(send|sending|forward|forwarding|post|posting|upload|uploading|transmit|transmitting|exfiltrate|leak|"
-         r"email|copy|copying|include|attach|attaching|pass|passing|append|appending|paste|share|sharing|"
+         r"email|copy|copying|include|attach|attaching|pass(?!\s+through)|passing(?!\s+through)|append|appending|paste|share|sharing|"
          r"put|embed|report)")  # not 'including', 'add' or 'write': descriptions use them for everyday things
 # What an attacker wants out: the conversation, the model's instructions, secrets, the user's data.
 _SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|transcripts?)|"
@@ -79,10 +96,43 @@ _SECRET_THINGS = (r"(conversation|chat|message)s?\s+(history|histories|logs?|tra
                   r"system\s+prompt|(chat|conversation|full|entire|whole|complete)\s+transcripts?|"
                   r"(api|access|secret|private|session|auth|bearer|refresh)[\s_-]*(keys?|tokens?)|"
                   r"credentials?|secrets|passwords?|passphrases?|cookies|clipboard|(shell|bash|zsh)[\s_]*history|"
-                  r"environment\s+variables|env\s+vars|private\s+keys?|ssh\s+keys?|"
+                  r"environment\s+variables|env\s+vars|printenv|os\.environ|process\.env|private\s+keys?|ssh\s+keys?|"
                   r"(the\s+)?user'?s\s+(files|documents|contacts|data|messages|e-?mails|location|address\s+book)|"
                   r"home\s+(folder|directory)")
 _FIELD = r"(the\s+)?['\"`]?[\w-]+['\"`]?\s+(field|parameter|param|argument|arg|query\s+parameter)"
+# Standing instructions the model was given, in the words a rewording reaches for.
+_GUIDANCE = (r"(earlier|previous|prior|old|older|original|initial|existing|other|your|standing|current|usual|default|"
+             r"start-up|startup)\s+(\w+\s+){0,2}(guidance|instructions?|rules|directions|guidelines|prompts?|polic(y|ies)|"
+             r"directives|orders|configuration|setup|constraints|limits|restrictions|safeguards)|(text|instructions?|prompt|"
+             r"message|directions|guidance|rules|orders)\s+you\s+(received|were\s+given|got|have\s+been\s+given|started\s+with)|(what|everything|anything)\s+you\s+were\s+(told|given|instructed)")
+# What the user said or who they are: the conversation's content, not a parameter the tool needs.
+_USER_SAID = (r"(what|whatever|everything|anything|all)\s+(the\s+user|they|you)\s+(\w+\s+)?(asked|said|typed|wrote|requested|"
+              r"told|shared|mentioned|searched\s+for|discussed)|(summary|copy|log|record|transcript|digest|recap|list)\s+of\s+"
+              r"(the|this|our|every|each|all|today'?s|your)\s+(\w+\s+)?(conversations?|chats?|sessions?|exchanges?|discussions?|"
+              r"requests?|messages?|questions?)|the\s+user'?s\s+(last|previous|recent|earlier|latest|most\s+recent|every|"
+              r"original|exact|full|whole|entire|complete|verbatim)\s+(\w+\s+)?(messages?|requests?|questions?|prompts?|words|query|"
+              r"queries|input)|(the|this|our)\s+(conversation|chat|exchange|discussion|session)\s+(so\s+far|history|log|up\s+to\s+now|"
+              r"until\s+now)|(every|each|all|your)\s+(reply|replies|answers?|responses?)\s+you\s+(write|send|give|produce)|"
+              r"the\s+user'?s\s+(home\s+|postal\s+|e-?mail\s+)?(address|phone(\s+number)?|date\s+of\s+birth|contacts|"
+              r"full\s+name|location)|the\s+(question|request|prompt)s?\s+the\s+user\s+(asked|made|typed|sent|wrote)")
+# Where a call carries data out: a named field or argument, a URL, an e-mail address. A sink named for
+# authentication ('api_key', the token header) is where a secret belongs, so it does not count.
+_SINK = re.compile(r"['\"`](?P<quoted>[\w.-]+)['\"`]|\b(?P<named>[\w-]+)\s+(field|parameter|param|argument|arg|header|property)s?\b|"
+                   r"(?P<url>https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b)|\b(?P<bare>query\s+string|request\s+body|url|link|"
+                   r"payload|(query\s+)?parameters?|arguments?|fields?)\b", re.I)
+_AUTH_SINK = re.compile(r"key|token|auth|passw|secret|credential|login|bearer|^the$|^a$|^an$|^each$|^every$|^any$|^this$", re.I)
+_SEND_TO_SINK = (r"\b(attach|include|add|put|place|pass|send|append|insert|embed|encode|copy|paste|write|store|set|fill|"
+                 r"supply|provide|forward|post|upload|stuff|tuck|report|read|open|cat|print|load|dump|export|return|show|output|"
+                 r"grab|collect|fetch|use|call|invoke|request|visit|ping|tack|stick|glue|bundle|smuggle|carry|mirror|relay)\b")
+# Environment variables that hold secrets, by their conventional names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN).
+_SECRET_VARIABLE = (r"[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|TOKEN|KEY|PASSWORD|PASSWD|PAT|CREDENTIALS?)(?:_[A-Z0-9]+)*|"
+                    r"(?:SECRET|TOKEN|PASSWORD)_[A-Z0-9_]+")
+# How another tool's effect is redirected, and how another tool is disparaged.
+_TARGET_NOUN = (r"recipients?|destination|receiver|payee|beneficiary|iban|account\s+number|to\s+address|sender|cc|bcc|"
+           r"channel|remote|branch|amount")
+_RETARGET = rf"(change|replace|swap|redirect|set|switch|reroute|alter)\s+(the\s+|its\s+|their\s+)?({_TARGET_NOUN})"
+_BAD = (r"unreliable|broken|buggy|flaky|untrustworthy|compromised|unsafe|insecure|not\s+working|not\s+to\s+be\s+trusted|"
+        r"known\s+to\s+(fail|lose|leak)|malicious|hacked")
 
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
     # instruction override
@@ -182,6 +232,86 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
      "asks the model to send a file's content in a call"),
     (re.compile(rf"\b(call|use|invoke|run)\b[^.!?\n]{{0,40}}\bwith\s+(the\s+)?({_SECRET_THINGS})\b", re.I),
      "asks the model to send conversation, secrets or files somewhere"),
+    # --- intent rules: what is asked, in whatever words -------------------------------------------
+    # override: the model's standing instructions declared stale, outranked or replaced
+    (re.compile(rf"\b({_GUIDANCE})[^.!?\n]{{0,50}}\b(is|are|was|were|has(\s+been)?|have(\s+been)?|counts?\s+as)\s+(now\s+|all\s+)?"
+                rf"(out\s+of\s+date|outdated|stale|obsolete|superseded|replaced|withdrawn|retired|cancell?ed|revoked|wrong|"
+                rf"incorrect|void|invalid|a\s+test|(only\s+)?a\s+draft|not\s+binding|irrelevant|expired|lifted|removed|suspended|"
+                rf"waived|relaxed|paused|no\s+longer\s+\w+)\b|"
+                rf"\b({_GUIDANCE})[^.!?\n]{{0,50}}\b(can|may|should|must)\s+(now\s+)?(safely\s+)?(be\s+)?(discarded|ignored|"
+                rf"disregarded|dropped|set\s+aside|forgotten|skipped)\b", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(r"\b(outrank|outranks|take\s+priority\s+over|takes\s+priority\s+over|trump|trumps|win\s+over|wins\s+over|"
+                r"come\s+before|comes\s+before|override|overrides|beat|beats)\b[^.!?\n]{0,40}\b(user|guidelines|instructions|"
+                r"rules|system|policy|policies|operator|developer)s?\b|\b(elevated|special|full|admin(istrator)?|root)\s+"
+                r"(trust|privileges?|permissions?|rights)\b[^.!?\n]{0,30}\b(granted|given|have|has)\b|\b(granted|given)\s+"
+                r"(you\s+)?(elevated|special|full|admin(istrator)?|root)\s+(trust|privileges?|permissions?|rights)\b|"
+                r"\btreat\b[^.!?\n]{0,50}\bas\s+(if\s+it\s+(came|comes)\s+from|coming\s+from|written\s+by|sent\s+by|from)\s+"
+                r"(your|the)\s+(system|administrator|admin|developer|operator|user|creator)", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(real|actual|true|genuine)\s+(instructions|orders|task|rules|directives)\b|"
+                r"\b(follow|obey)\s+(these|this|the\s+following|mine|my\s+\w+|our\s+\w+)\s+instead\b|"
+                r"\btreat\s+(the\s+following|this|what\s+follows|the\s+text\s+(below|that\s+follows)|everything\s+\w+\s+\w+)\s+"
+                r"as\s+(a\s+|an\s+|your\s+)?(system|developer|admin|operator)\s+(message|prompt|instructions?)\b|"
+                r"\b(is|are)\s+(authoritative|binding|final)\s+over\b|"
+                r"\b(execute|run|obey|follow|act\s+on|carry\s+out)\s+(every|any|all|each|the)\s+(\w+\s+)?(commands?|instructions?|"
+                r"orders?|directions?)\s+(in|from|that|which)\b[^.!?\n]{0,40}\b(output|results?|response|returns?|contains?)\b|"
+                r"\b(whatever|everything|anything)\s+you\s+were\s+(told|asked|instructed)\b[^.!?\n]{0,40}\b(stop|instead|forget|drop|"
+                r"abandon)\b|\b(confirmation|approval|consent|permission)\s+(has|have|is|was)\s+(been\s+)?(pre-?approved|pre-?granted|"
+                r"already\s+(given|granted)|waived|not\s+needed|unnecessary)\b|\byou\s+are\s+(now\s+)?(authori[sz]ed|cleared|"
+                r"permitted|allowed)\s+to\s+(run|execute|delete|perform|do|bypass|skip|access)\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(attention|note|notice|message|memo|reminder|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|model|llm|"
+                r"agent|claude|gpt|chatbot|language\s+model)\b|(^|[.!?\n]\s*)(dear\s+)?(ai|assistant|llm|agent)\s*[:,]\s+\w|"
+                r"\b(heads-?up|note|notice|message|instructions?)\s+(for|to)\s+(all\s+|the\s+)?(other|every|all)\s+tools\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\b(straight\s+away|right\s+away|immediately|at\s+once)\b[^.!?\n]{0,40}\b(without|no\s+need\s+to)\s+"
+                r"(asking|ask|confirm|confirming|confirmation|checking|check|approval|permission|telling|waiting)\b|"
+                r"\b(without|no\s+need\s+to)\s+(asking|ask|confirm|confirming|checking\s+with|approval|permission)\b"
+                r"[^.!?\n]{0,40}\b(straight\s+away|right\s+away|immediately|at\s+once)\b|"
+                r"\bwithout\s+(first\s+)?(double-?)?(checking|confirming|asking|consulting|clearing)\s+(it\s+|them\s+|this\s+)?"
+                r"(with\s+)?(the\s+user|the\s+person|the\s+human|anyone)\b", re.I),
+     "tells the model to act without the user's approval"),
+    # concealment: something left out of what the user is told
+    (re.compile(r"\b(do\s+not|don'?t|never|avoid|no\s+need\s+to|no\s+reason\s+to|refrain\s+from|must\s+not|should\s+not)\s+"
+                r"(\w+\s+){0,2}?(mention|mentioning|bring(ing)?\s+(it|them|this|that|these|\w+)?\s*up|tell|telling|reveal|revealing|"
+                r"disclose|disclosing|say\s+anything|saying\s+anything|acknowledge|acknowledging|admit|admitting|"
+                r"talk(ing)?\s+about|draw(ing)?\s+attention|let(ting)?\s+on|give\s+away|tip\s+off)\b|"
+                rf"\b{_USER}[^.!?\n]{{0,30}}\b(remain|stay|be\s+kept|is\s+kept|are\s+kept|kept)\s+(unaware|in\s+the\s+dark|uninformed|"
+                rf"oblivious|ignorant)\b|\bif\s+(the\s+user|they|anyone|someone|the\s+person|the\s+human)\s+(asks?|questions?|wonders?|"
+                rf"inquires?|raises?)\b[^.!?\n]{{0,60}}\b(say|answer|reply|respond|tell\s+them|claim|deny|insist)\b|"
+                rf"\b(report|say|answer|reply|respond|claim)\b[^.!?\n]{{0,30}}\b(regardless\s+of\s+(what|whether|how|the\s+(result|"
+                rf"outcome))|no\s+matter\s+(what|whether|how))\b|\b(skip|omit|drop|leave\s+out)\s+any\s+(mention|reference|word)\b|"
+                r"\b(leave|keep)\b[^.!?\n]{0,30}\bout\s+of\s+(your|the)\s+(reply|replies|answer|answers|summary|response|report)|"
+                r"\b(omit|exclude)\b[^.!?\n]{0,40}\bfrom\s+your\s+(reply|answer|summary|response|report)|"
+                r"\b(an?\s+)?internal\s+matter\b|\bbetween\s+(you\s+and\s+(me|us|this\s+tool)|us)\b|\boff\s+the\s+record\b", re.I),
+     "asks the model to hide something from the user"),
+    # shadowing: another tool disparaged, replaced or re-targeted
+    (re.compile(rf"\b(the|your|that|any)\s+(?!this\b)([\w-]+\s+){{0,2}}tools?\s+(is|are|has\s+been|have\s+been|seems?|appears?|"
+                rf"can\s+be|may\s+be)\s+(now\s+|currently\s+|very\s+|too\s+)?({_BAD})\b|"
+                rf"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\s+(is|are|has\s+been|seems|appears)\s+(now\s+|currently\s+|very\s+)?({_BAD})\b|"
+                r"\b(in\s+place\s+of|instead\s+of|rather\s+than|over)\s+(the\s+|any\s+)?(?!this\b)([\w-]+\s+)?"
+                r"([a-z0-9]+_[a-z0-9_]+|tool|tools)\b[^.!?\n]{0,40}\b(in\s+all\s+cases|always|every\s+time|even\s+(for|when|if))\b|"
+                r"\b(use|call|prefer|choose|pick)\s+(this|me|our|my)\b[^.!?\n]{0,30}\b(in\s+place\s+of|rather\s+than)\s+(the\s+)?"
+                r"[\w-]+(\s+tool)?\b", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(rf"\b(when(ever)?|every\s+time|each\s+time|any\s+time|if|after|before)\b[^.!?\n]{{0,40}}\b(?!this\b)"
+                rf"[a-z0-9]+_[a-z0-9_]+\b[^.!?\n]{{0,60}}\b({_RETARGET})\b|"
+                r"\b(before|prior\s+to)\s+(using|calling|invoking|running)\s+(any|every|each|all)\s+(other\s+)?tools?\b"
+                r"[^.!?\n]{0,40}\b(call|use|run|invoke)\s+(this|me)\b|"
+                r"\b(do\s+not|don'?t|never|avoid)\s+(use|call|invoke|trust|rely\s+on)\s+(the\s+|any\s+)?([\w-]+\s+)?(?!this\b)"
+                r"([a-z0-9]+_[a-z0-9_]+|tool|server)\b[^.!?\n]{0,40}\b(corrupts?|breaks?|loses?|leaks?|broken|unreliable|wrong|buggy|"
+                r"unsafe|insecure|fails?|deprecated)\b|\bonly\s+(trust|rely\s+on|believe)\s+(this|me|our)\b|"
+                r"\bother\s+([\w-]+\s+)?(tools|servers|integrations)\s+(return|give|are|produce|have)\b[^.!?\n]{0,30}\b(wrong|broken|"
+                r"unreliable|bad|fake|inaccurate|outdated|malicious|compromised)\b|"
+                r"\b(the\s+)?(official|built-?in|default|standard|original|other|existing)\s+[\w-]+\s+(tool|server|integration|app)\s+"
+                r"(is|are|has\s+been)\s+(now\s+)?(deprecated|retired|disabled|unsupported|broken|unreliable|compromised)\b|"
+                r"\b(route|send|direct|move|bring|redirect)\s+(all|every|any|each)\s+[\w-]+\s+(\w+\s+)?(here|to\s+this\s+(tool|server))\b|"
+                r"\b(add|include|put|always)\b[^.!?\n]{0,20}\b(bcc|cc|blind\s+copy|carbon\s+copy)\b[^.!?\n]{0,30}[\w.+-]+@[\w-]+\.\w+", re.I),
+     "tells the model how to use another tool"),
+    (re.compile(rf"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\b[^.!?\n]{{0,50}}\b({_TARGET_NOUN})\s+(is|are|be|gets?)\s+(changed|set|replaced|swapped)\s+to\b|"
+                rf"\b(?!this\b)[a-z0-9]+_[a-z0-9_]+\s+(should|must)\s+(always\s+)?(mention|include|add|cc|copy|notify|tag)\b", re.I),
+     "tells the model how to use another tool"),
 ]
 
 # --- weak signals that only together mean an attack (a sentence at a time) ---------------------------
@@ -257,16 +387,55 @@ def _combined_signals(text: str) -> list[str]:
     return list(found)
 
 
-#: Files that hold credentials: SSH and GPG keys, cloud, container and package-registry credentials,
+#: Files that hold credentials (a public key and the hosts it admits are not): SSH and GPG keys, cloud, container and package-registry credentials,
 #: GitHub CLI and git tokens, MCP client configs (which hold other servers' keys), system password files.
 _CREDENTIAL_PATHS = re.compile(
-    r"(~?/?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.gnupg\b|\.aws/(credentials|config)\b|"
+    r"(~?/?\.ssh\b(?!/(authorized_keys|known_hosts)\b|/[\w.-]+\.pub\b)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.gnupg\b|\.aws/(credentials|config)\b|"
     r"\.config/gcloud\b|application_default_credentials\.json|\.azure/|msal_token_cache|accessTokens\.json|"
     r"\.kube/config\b|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|"
     r"\.config/gh/hosts\.ya?ml|\bhosts\.ya?ml\b|\bmcp\.json\b|claude_desktop_config\.json|"
     r"/etc/(passwd|shadow|sudoers)\b|/\.[\w-]*(token|credential|secret|passw)[\w.-]*\b|\.(bash|zsh)_history\b|\bprivate\s+key\s+file\b|(?<![\w.])\.env(?!\.(example|sample|template|dist))\b|\bwallet\.dat\b|\bkeychain\b|Login\s+Data\b)", re.I)
 _CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password|secret|token)\w*_(content|text|file|data)|"
                                    r"\w*(content|text)_(from|of)_\w*(ssh|id_rsa|credential|key|secret)", re.I)
+
+
+# A verb in the passive ("credentials are read from ~/.aws/credentials") describes the tool, not an order.
+_PASSIVE = re.compile(r"\b(is|are|be|been|being|was|were|gets?)\s+(not\s+|also\s+|then\s+|first\s+|only\s+)?\w+", re.I)
+_CONTENTS_OF = re.compile(r"\b(contents?|text|value)\s+of\b", re.I)
+_SECRET_THING = re.compile(rf"\b({_SECRET_THINGS})\b", re.I)
+_USER_SAID_RE = re.compile(rf"\b({_USER_SAID})\b", re.I)
+_SECRET_VARIABLE_RE = re.compile(rf"\b({_SECRET_VARIABLE})\b")
+_ORDER = re.compile(_SEND_TO_SINK, re.I)
+
+
+def _outside_sink(sentence: str) -> bool:
+    """Whether the sentence names a place data can leave by that is not an authentication field."""
+    for m in _SINK.finditer(sentence):
+        name = m.group("quoted") or m.group("named")
+        if m.group("url") or m.group("bare") or (name and not _AUTH_SINK.search(name)):
+            return True
+    return False
+
+
+def _carried_out(text: str) -> list[str]:
+    """Reasons for sentences that order the conversation, a secret or a credential file into a call.
+
+    An order has three parts in one sentence: a verb in the imperative (passives describe the tool),
+    something that belongs to the user or unlocks their accounts, and a field, URL or address that is
+    not where a credential is meant to go.
+    """
+    found: dict[str, None] = {}
+    for sentence in _SENTENCE.split(text):
+        order = _ORDER.search(_PASSIVE.sub(" ", sentence))
+        if _CREDENTIAL_PATHS.search(sentence) and (order or _CONTENTS_OF.search(sentence) or _outside_sink(sentence)):
+            found["points at credential files"] = None
+        if not order or not _outside_sink(sentence):
+            continue
+        if _USER_SAID_RE.search(sentence) or _SECRET_THING.search(sentence):
+            found["asks the model to send conversation, secrets or files somewhere"] = None
+        if _SECRET_VARIABLE_RE.search(sentence):
+            found["asks the model to send secrets from the environment in a call"] = None
+    return list(found)
 
 
 def _decode_tags(text: str) -> str:
@@ -315,8 +484,9 @@ def flag_suspicious(description: str) -> list[str]:
         flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
     visible = visible_text(description)
     reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
-    if _CREDENTIAL_PATHS.search(visible) or _CREDENTIAL_PARAMETER.search(visible):
+    if _CREDENTIAL_PARAMETER.search(visible):
         reasons["points at credential files"] = None
+    reasons.update(dict.fromkeys(_carried_out(visible)))
     reasons.update(dict.fromkeys(_combined_signals(visible)))
     flags.extend(reasons)
     return flags
@@ -343,16 +513,58 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
 
 
 def flag_definition(description: str, input_schema: Any) -> list[str]:
-    """Flags for a tool's description and for every parameter name and description in its schema."""
+    """Flags for a tool's description and for every parameter name and description in its schema (each once:
+    a schema's ``anyOf`` branches often repeat a parameter)."""
     flags = flag_suspicious(description)
     for where, text in _schema_descriptions(input_schema):
         flags.extend(f"parameter '{where}': {reason}" for reason in flag_suspicious(text))
+    return list(dict.fromkeys(flags))
+
+
+# ASCII look-alikes a name can hide behind once Cyrillic and Greek are folded (TR39 skeletons, the common subset).
+_ASCII_CONFUSABLES = (("rn", "m"), ("vv", "w"), ("0", "o"), ("1", "l"), ("|", "l"))
+
+
+def _skeleton(name: str) -> str:
+    """What a name looks like: invisible characters dropped, look-alike letters folded to one form each."""
+    folded = unicodedata.normalize("NFKC", _ZERO_WIDTH.sub("", _TAG_CHARS.sub("", name))).translate(_CONFUSABLES)
+    for seen, meant in _ASCII_CONFUSABLES:
+        folded = folded.replace(seen, meant)
+    return folded
+
+
+def flag_name(name: str, others: Iterable[str] = ()) -> list[str]:
+    """Why a tool's name may impersonate another: hidden characters, look-alike letters from another script,
+    or the same appearance as one of ``others`` (the other tools listed beside it) with different characters."""
+    flags: list[str] = []
+    hidden = _ZERO_WIDTH.findall(name) + _TAG_CHARS.findall(name) + _CONTROL.findall(name)
+    if hidden:
+        flags.append(f"{len(hidden)} invisible or control characters in the name")
+    scripts = {unicodedata.name(c, "?").split(" ")[0] for c in name if c.isalpha()}
+    folded = _skeleton(name)
+    if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
+        flags.append("the name mixes Latin with Cyrillic or Greek look-alike letters")
+    elif any(c.isalpha() and not c.isascii() for c in name) and folded.isascii():
+        flags.append(f"the name is written in look-alike letters that read as {folded!r}")
+    # Only the name that uses look-alike characters is flagged, not the plain one it imitates.
+    twin = next((o for o in others if o != name and _skeleton(o) == folded), None) if folded != name else None
+    if twin is not None:
+        flags.append(f"the name looks like the tool {twin!r} but uses different characters")
     return flags
 
 
-def flag_tool(t: Tool) -> list[str]:
-    """Flags for a tool's description and for every parameter description in its input schema."""
-    return flag_definition(t.description, t.input_schema)
+def flag_tool(t: Tool, others: Iterable[Tool | str] = ()) -> list[str]:
+    """Flags for a tool's name (against ``others``: the tools or names listed beside it), its description
+    and every parameter name and description in its input schema.
+
+    An MCP tool's name is checked as its server wrote it (``raw_name``): the canonical name is
+    sanitised to ASCII and would hide the look-alike letters.
+    """
+    def shown(x: Tool | str) -> str:
+        return x if isinstance(x, str) else (getattr(x, "raw_name", "") or x.name)
+
+    name_flags = [f"tool name: {f}" for f in flag_name(shown(t), (shown(o) for o in others))]
+    return name_flags + flag_definition(t.description, t.input_schema)
 
 
 def poisoning_corpus() -> list[dict[str, Any]]:
@@ -360,15 +572,24 @@ def poisoning_corpus() -> list[dict[str, Any]]:
 
     Rows were written in rounds. A round's ``heldout`` rows were written before that round's rules
     and run once; rows that were read afterwards and used to widen the rules are ``dev``. Round 1
-    wrote the published attacks' phrasings; rounds 2–4 wrote fresh paraphrases of the same classes.
+    wrote the published attacks' phrasings; rounds 2–6 wrote fresh paraphrases of the same classes (round 5
+    was held out until the intent rules were written from it, round 6 was written to widen them).
     """
     lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def fresh_rewordings() -> list[dict[str, Any]]:
+    """Rewordings written after the rules were frozen: id, poisoned, intent, written_after (the frozen
+    commit), text. They are scored as they stand; no rule was changed after they were first run."""
+    lines = FRESH_FILE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 @dataclass(frozen=True)
 class DetectorReport:
-    """Recall on the poisoning corpus (dev and held-out apart) and false positives on real tools."""
+    """Recall on the poisoning corpus (dev and held-out apart) and on the fresh rewordings, false alarms on
+    the fresh tricky benign rewordings and on real tools."""
 
     recall_dev: Rate
     recall_heldout: Rate
@@ -377,12 +598,20 @@ class DetectorReport:
     false_positives: Rate | None  # None when no real definitions were given
     missed: list[str]  # corpus ids not flagged
     flagged_real: list[str]  # ids of real definitions that were flagged
+    fresh_recall: Rate  # poisoned rewordings written after the freeze that were flagged
+    fresh_by_intent: dict[str, Rate]
+    fresh_benign_flagged: Rate  # tricky benign rewordings that were flagged (false alarms)
+    fresh_missed: list[str]
+    fresh_benign_hits: list[str]
 
     def __str__(self) -> str:
         lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
                  f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
         lines += [f"  held-out rows written in round {n}: {rate}" for n, rate in self.heldout_by_round.items()]
         lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
+        lines.append(f"recall on rewordings written after the rules were frozen: {self.fresh_recall}")
+        lines += [f"  {kind} rewordings: {rate}" for kind, rate in self.fresh_by_intent.items()]
+        lines.append(f"tricky benign rewordings flagged: {self.fresh_benign_flagged}")
         lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
                      else "false positives: no real tool definitions given (public data absent), not measured")
         return "\n".join(lines)
@@ -400,6 +629,10 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
         if flag_definition(description, schema):
             flagged.append(tool_id)
     held = [row for row in corpus if row["split"] == "heldout"]
+    fresh = fresh_rewordings()
+    fresh_hit = {row["id"]: bool(flag_suspicious(row["text"])) for row in fresh}
+    poisoned = [row for row in fresh if row["poisoned"]]
+    benign = [row for row in fresh if not row["poisoned"]]
 
     def rate(rows: list[dict[str, Any]]) -> Rate:
         return Rate(sum(caught[row["id"]] for row in rows), len(rows))
@@ -412,4 +645,10 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
         false_positives=Rate(len(flagged), n) if n else None,
         missed=[i for i, ok in caught.items() if not ok],
         flagged_real=flagged,
+        fresh_recall=Rate(sum(fresh_hit[r["id"]] for r in poisoned), len(poisoned)),
+        fresh_by_intent={k: Rate(sum(fresh_hit[r["id"]] for r in poisoned if r["intent"] == k),
+                                 sum(r["intent"] == k for r in poisoned)) for k in dict.fromkeys(r["intent"] for r in poisoned)},
+        fresh_benign_flagged=Rate(sum(fresh_hit[r["id"]] for r in benign), len(benign)),
+        fresh_missed=[r["id"] for r in poisoned if not fresh_hit[r["id"]]],
+        fresh_benign_hits=[r["id"] for r in benign if fresh_hit[r["id"]]],
     )
