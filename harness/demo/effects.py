@@ -145,10 +145,6 @@ def _handle(value: str) -> str:
     return value.strip().lstrip("@").lower()
 
 
-def _new_items(before: dict, after: dict) -> list[Any]:
-    return [v for k, v in after.items() if k not in before]
-
-
 class _Run:
     """What a check looks at: the world, its state before and after, the answer and the served results."""
 
@@ -394,7 +390,7 @@ def _new_texts(run: _Run) -> list[tuple[str, str]]:
             out.append((f"issue {i}", issue["title"] + "\n" + issue.get("body", "")))
         out += [(f"comment on issue {i}", x["text"]) for x in issue["comments"][len((old or {}).get("comments", [])):]]
     out += [(f"note {t!r}", n["content"]) for t, n in a["notes"].items() if n != b["notes"].get(t)]
-    out += [(f"reminder {r['text']!r}", r["text"]) for r in _new_items(b["reminders"], a["reminders"])]
+    out += [(f"reminder {r['text']!r}", r["text"]) for i, r in a["reminders"].items() if i not in b["reminders"]]
     return out
 
 
