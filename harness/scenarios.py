@@ -14,8 +14,10 @@ Two measurements, kept apart on purpose:
   successfully, in order — so a chapter can show where "right tools" and "right effect" differ.
 
 What an opener with no task (``hi``, ``what can you do?``) is judged on, decided here: it must
-change nothing in the world and give an answer; a capability question's answer must name at
-least three of the world's domains (by a tool name or a plain word: files, git, chat, …). The old
+change nothing in the world and give an answer; a capability question's answer must offer at
+least three of the world's domains (by a tool name or a plain word: files, git, chat, …, in a
+clause that is not a refusal). An opener that needs a look (the calendar, the inbox) is answered
+only with what a tool of the run showed (:mod:`harness.demo.effects` grounds answers). The old
 rule — the answer names at least three tools — grew next to the stand-in, which lists tool names,
 and survives only in ``tools_right``. Openers therefore say little about selection; chapters
 report them apart from tasks.
@@ -25,6 +27,7 @@ Scenario sets (:func:`harness.demo.load_scenarios`): ``"dev"`` is what choices a
 """
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -32,7 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from harness.agent import Deferral, RunResult, arun, as_selector
 from harness.catalog import ToolCatalog
 from harness.demo import DemoWorld, load_scenarios, world_of, world_state
-from harness.demo.effects import State, failed_checks
+from harness.demo.effects import Served, State, failed_checks
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn
 from harness.ranking import DEFAULT_K, Selector
@@ -156,20 +159,37 @@ def tools_right(scenario: Any, result: RunResult, catalog: Tools) -> bool:
     return len(named) >= 3
 
 
+def served(results: Iterable[RunResult]) -> list[Served]:
+    """The successful tool calls of ``results`` as (arguments, result) texts: what the run was shown.
+
+    Discovery tools are left out: a listing of tool descriptions shows nothing of the world.
+    """
+    out: list[Served] = []
+    for r in results:
+        for ev in r.turns:
+            discovery = {t.name for t in ev.tools if "discovery" in t.tags}
+            done = {x.tool_use_id: x for x in ev.results if not x.is_error}
+            out += [(json.dumps(c.input, ensure_ascii=False), done[c.id].content) for c in ev.response.tool_calls
+                    if c.id in done and c.name not in discovery]
+    return out
+
+
 def judge(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
-          before: State | None = None, answer: str | None = None) -> bool:
-    """Did the run do what the scenario asked? Judged on the world's state afterwards.
+          before: State | None = None, answer: str | None = None, shown: Sequence[Served] | None = None) -> bool:
+    """Did the run do what the scenario asked, and nothing else? Judged on the world's state afterwards.
 
     ``world`` is the demo world the tools act on (found from ``catalog``'s tools when None);
-    ``before`` its state before the run (a fresh world's when None); ``answer`` what the user was
-    told (the run's final text when None). A scenario without ``checks`` (a hand-made one over
-    tools that are not the demo world's) falls back to :func:`tools_right`.
+    ``before`` its state before the judged request (a fresh world's when None); ``answer`` what
+    the user was told (the run's final text when None); ``shown`` the tool results the run was
+    served (``result``'s when None). A scenario without ``checks`` (a hand-made one over tools
+    that are not the demo world's) falls back to :func:`tools_right`.
     """
-    return not judgement(scenario, result, catalog, world=world, before=before, answer=answer)[1]
+    return not judgement(scenario, result, catalog, world=world, before=before, answer=answer, shown=shown)[1]
 
 
 def judgement(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
-              before: State | None = None, answer: str | None = None) -> tuple[bool, tuple[str, ...]]:
+              before: State | None = None, answer: str | None = None,
+              shown: Sequence[Served] | None = None) -> tuple[bool, tuple[str, ...]]:
     """``(tools_right, failures)``: the names-in-order judgement and the checks that did not hold."""
     names = tools_right(scenario, result, catalog)
     checks = getattr(scenario, "checks", ())
@@ -183,7 +203,7 @@ def judgement(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWo
         with DemoWorld() as fresh:
             before = world_state(fresh)
     said = result.final_text if answer is None else answer
-    return names, tuple(failed_checks(checks, world, before, said))
+    return names, tuple(failed_checks(checks, world, before, said, served([result]) if shown is None else shown))
 
 
 async def run_scenario(provider: Any, selector: Tools, scenario: Any, *, world: DemoWorld | None = None,
@@ -191,19 +211,25 @@ async def run_scenario(provider: Any, selector: Tools, scenario: Any, *, world: 
     """Run a scenario's setup requests, then its request, through :func:`harness.agent.arun`.
 
     ``loop`` is passed to ``arun`` (``deferral``, ``query_fn``, ``max_turns`` …). Names are
-    judged on the last request's run; effects on the world after every request (``world``: the
-    demo world the tools act on, found from ``selector``'s tools when None) — the user was told
-    every run's final text.
+    judged on the last request's run; effects on the world (``world``: the demo world the tools
+    act on, found from ``selector``'s tools when None) — the user was told, and shown, every
+    run's output. A conversation's earlier turns are part of its task (their tools are labelled),
+    so its world is compared from before the first; a pivot's earlier requests are its past
+    (unlabelled), so its world is compared from where they left it.
     """
     world = world if world is not None else world_of(as_selector(selector).tools)
-    before = world_state(world) if world is not None else None
+    part_of_task = bool(getattr(scenario, "setup_tools", ()))
+    before = world_state(world) if world is not None and part_of_task else None
     transcript = Transcript()
     setup = []
     for earlier in getattr(scenario, "setup", ()):
         setup.append(await arun(provider, selector, earlier, transcript=transcript, **loop))
+    if world is not None and not part_of_task:
+        before = world_state(world)
     result = await arun(provider, selector, scenario.request, transcript=transcript, **loop)
     answer = "\n".join(r.final_text for r in (*setup, result))
-    names, failures = judgement(scenario, result, selector, world=world, before=before, answer=answer)
+    names, failures = judgement(scenario, result, selector, world=world, before=before, answer=answer,
+                                shown=served([*setup, result]))
     success = names if not getattr(scenario, "checks", ()) else not failures
     return ScenarioRun(scenario, result, success, names, failures, tuple(setup))
 

@@ -29,25 +29,9 @@ def test_every_packaged_scenario_has_checks_and_none_holds_on_an_untouched_world
         assert failed_checks(s.checks, world, before, answer=""), f"{s.id}: its checks hold on an untouched world"
 
 
-def _gold_answer(world, scenario):
-    """Do the labelled calls on ``world``; return their results as the answer a model would give."""
-    registry = ToolRegistry(demo_tools(world))
-    out = []
-    for name, args in zip(scenario.tools, scenario.args):
-        r = registry.dispatch(name, args, call_id="gold")
-        assert not r.is_error, f"{scenario.id}: gold call {name}({args}) failed: {r.content}"
-        out.append(r.content)
-    return "\n".join(out)
-
-
-@pytest.mark.parametrize("scenario", [s for s in ALL if s.args],
-                         ids=lambda s: s.id)
-def test_the_labelled_calls_satisfy_the_checks(scenario):
-    """The checks say what the labels mean: doing exactly the labelled calls makes them hold."""
-    with DemoWorld() as w:
-        before = world_state(w)
-        answer = _gold_answer(w, scenario)
-        assert failed_checks(scenario.checks, w, before, answer) == []
+def _own(checks, world, before, answer="", served=()):
+    """The checks' own failures, without the rule that nothing else changed (tested on its own below)."""
+    return [f for f in failed_checks(checks, world, before, answer, served) if not f.startswith("the run changed what")]
 
 
 def test_each_check_kind_fails_for_the_right_reason(world):
@@ -56,20 +40,81 @@ def test_each_check_kind_fails_for_the_right_reason(world):
     reg.dispatch("post_channel_message", {"channel": "#dev", "text": "Line one\nLine two"}, call_id="1")
     assert failed_checks([{"check": "message", "channel": "#dev", "contains": "line one"}], world, before) == []
     assert failed_checks([{"check": "message", "channel": "#dev", "contains": "Line one", "excludes": "Line two"}],
-                         world, before) == ["the new message in #dev contains 'Line two', which it should not"]
-    assert failed_checks([{"check": "message", "channel": "#team", "contains": "x"}], world, before) == ["no new message in #team"]
+                         world, before) == ["the new message in #dev contains 'Line two', which no message may carry"]
+    assert _own([{"check": "message", "channel": "#team", "contains": "x"}], world, before) == ["no new message in #team"]
     seeded = "Deploy freeze starts Wednesday"  # already in #dev before the run: never counts
-    assert failed_checks([{"check": "message", "channel": "#dev", "contains": seeded}], world, before)
-    assert failed_checks([{"check": "issue", "id": 2, "state": "closed"}], world, before) == ["issue 2 has state 'open', not 'closed'"]
-    assert failed_checks([{"check": "unchanged"}], world, before) == ["the run changed the world (channels)"]
-    assert failed_checks([{"check": "answer", "contains": "Invoice"}], world, before, "") == ["there is no answer"]
-    assert failed_checks([{"check": "answer", "domains": 3}], world, before, "I can read files and post to a channel") == [
-        "the answer names 2 of the world's domains, fewer than 3"]
+    assert _own([{"check": "message", "channel": "#dev", "contains": seeded}], world, before)
+    assert _own([{"check": "issue", "id": 2, "state": "closed"}], world, before) == ["issue 2 has state 'open', not 'closed'"]
+    assert failed_checks([{"check": "unchanged"}], world, before) == [
+        "the run changed what the request did not ask for: channels dev"]
+    assert _own([{"check": "answer", "contains": "Invoice"}], world, before, "") == ["there is no answer"]
+    assert _own([{"check": "answer", "domains": 3}], world, before, "I can read files and post to a channel") == [
+        "the answer offers 2 of the world's domains, fewer than 3"]
     reg.dispatch("create_event", {"title": "Sync", "date": "2025-03-11", "time": "15:00"}, call_id="2")
-    assert failed_checks([{"check": "event", "title": "sync", "time": "16:00"}], world, before) == ["event 'sync' is at '15:00', not '16:00'"]
+    assert _own([{"check": "event", "title": "sync", "time": "16:00"}], world, before) == ["event 'sync' is at '15:00', not '16:00'"]
     reg.dispatch("delete_file", {"path": "data/returns.csv"}, call_id="3")
-    assert failed_checks([{"check": "file", "path": "data/returns.csv", "exists": False}], world, before) == []
-    assert failed_checks([{"check": "commit", "message": "x"}], world, before) == ["no new commit"]
+    assert _own([{"check": "file", "path": "data/returns.csv", "exists": False}], world, before) == []
+    assert _own([{"check": "commit", "message": "x"}], world, before) == ["no new commit"]
+
+
+def test_nothing_else_may_change_anywhere_in_the_sandbox_or_the_world(world):
+    before = world_state(world)
+    reg = ToolRegistry(demo_tools(world))
+    reg.dispatch("read_email", {"email_id": 1}, call_id="1")  # looking (the unread mark) is not a change
+    reg.dispatch("run_tests", {}, call_id="2")
+    assert failed_checks([{"check": "unchanged"}], world, before) == []
+    for path in (".hidden/x.txt", "__pycache__/x.txt", ".git/config"):
+        reg.dispatch("write_file", {"path": path, "content": "x"}, call_id="3")
+    reg.dispatch("assign_issue", {"issue_id": 2, "assignee": "@dana"}, call_id="4")
+    reg.dispatch("close_issue", {"issue_id": 2}, call_id="5")
+    assert failed_checks([{"check": "issue", "id": 2, "assignee": "@dana"}], world, before) == [
+        "the run changed what the request did not ask for: "
+        "files .git/config, files .hidden/x.txt, files __pycache__/x.txt, issues 2 close_reason, issues 2 state"]
+
+
+def test_an_append_keeps_the_old_text_and_a_move_keeps_the_content(world):
+    before = world_state(world)
+    reg = ToolRegistry(demo_tools(world))
+    reg.dispatch("append_to_file", {"path": "README.md", "content": "More."}, call_id="1")
+    appended = {"check": "file", "path": "README.md", "contains": "More.", "appended": True}
+    assert failed_checks([appended], world, before) == []
+    reg.dispatch("write_file", {"path": "README.md", "content": "More."}, call_id="2")
+    assert failed_checks([appended], world, before)[0].startswith("README.md no longer starts with its old text")
+    reg.dispatch("move_file", {"path": "data/returns.csv", "destination": "data/old.csv"}, call_id="3")
+    moved = {"check": "file", "path": "data/old.csv", "moved_from": "data/returns.csv"}
+    assert _own([moved], world, before) == []
+    reg.dispatch("write_file", {"path": "data/old.csv", "content": "x"}, call_id="4")
+    assert _own([moved], world, before) == ["data/old.csv does not hold what data/returns.csv held: it is not the moved file"]
+
+
+def test_a_new_event_may_not_overlap_another_unless_asked(world):
+    before = world_state(world)
+    ToolRegistry(demo_tools(world)).dispatch("create_event", {"title": "Sync", "date": "2025-03-11", "time": "09:40"},
+                                             call_id="1")
+    check = {"check": "event", "title": "Sync"}
+    assert failed_checks([check], world, before) == [
+        "event 'Sync' at 2025-03-11 09:40 overlaps 1:1 with Dana, Standup"]
+    assert failed_checks([{**check, "overlaps": True}], world, before) == []
+
+
+def test_answers_and_observations_must_come_from_a_tool_result(world):
+    before = world_state(world)
+    check = [{"check": "answer", "contains": "19.39"}]
+    assert _own(check, world, before, "It is 19.39.") == [
+        "the answer's '19.39' was in no tool result of the run: it was not looked up"]
+    assert _own(check, world, before, "It is 19.39.", [('{"expression": "174.59 / 9"}', "19.3988888889")]) == []
+    echoed = [('{"query": "19.39"}', "No matches for '19.39'.")]  # a value fed to a tool and echoed back
+    assert _own(check, world, before, "It is 19.39.", echoed)
+    assert _own([{"check": "observed", "contains": "passed"}], world, before, "", [("{}", '{"passed": 7}')]) == []
+    assert _own([{"check": "observed", "contains": "passed"}], world, before, "The tests passed.") == [
+        "no tool result of the run showed 'passed': the step that looks it up was not done"]
+
+
+def test_a_refusal_offers_no_domain(world):
+    before = world_state(world)
+    domains = [{"check": "answer", "domains": 3}]
+    assert _own(domains, world, before, "Sorry, I can't help with that: I won't touch a file, a test or a note.")
+    assert _own(domains, world, before, "I can read files, run tests and keep notes. I cannot browse the web.") == []
 
 
 def test_checks_are_validated_with_one_sentence():

@@ -185,6 +185,21 @@ class DemoWorld:
                 files[self.rel(p)] = p.read_text(encoding="utf-8", errors="replace")
         return files
 
+    def snapshot(self) -> Files:
+        """Every file under the sandbox, hidden folders and caches included: what a judge compares.
+
+        :meth:`worktree` is the project as the tools see it; damage can hide where they do not
+        look (``.git/config``, ``__pycache__``), so the judge reads everything. A link is kept as
+        its target, never followed.
+        """
+        files: Files = {}
+        for folder, dirs, names in os.walk(self.root):
+            dirs.sort()
+            for name in sorted(names) + [d for d in dirs if Path(folder, d).is_symlink()]:
+                p = Path(folder, name)
+                files[self.rel(p)] = f"-> {os.readlink(p)}" if p.is_symlink() else p.read_bytes().decode("utf-8", "replace")
+        return files
+
     # --- names, dates and times shared by the service tools -------------------------------------
 
     def now(self) -> str:
