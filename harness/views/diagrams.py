@@ -328,9 +328,10 @@ def bm25_scoring(query: str = "post a message to the team channel", catalog: Too
     c = _Canvas(880)
     c.text(16, 26, f"BM25 scores the query “{clip(query, 560, 15, True)}”", 15, bold=True)
     c.text(16, 48, "score = Σ over query terms of  idf(term) × tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))", 13)
-    c.text(16, 68, f"Over all {len(catalog)} tools: k1 = {index.k1:g}, b = {index.b:g}, avgdl = {index.avgdl:.1f} words. "
-                   f"Stop words dropped: the terms are {', '.join(terms)}.", 13)
-    name_w, cell_w, score_w, x0, y = 220, 130, 120, 16, 86
+    c.text(16, 68, f"idf and avgdl over all {len(catalog)} tools: k1 = {index.k1:g}, b = {index.b:g}, "
+                   f"avgdl = {index.avgdl:.1f} words.", 13)
+    c.text(16, 88, f"Stop words are dropped: the query's terms are {', '.join(terms)}.", 13)
+    name_w, cell_w, score_w, x0, y = 220, 130, 120, 16, 104
     c.box(x0, y, name_w - 4, 44, ["tool", "|d| = words in it"], GREY)
     for j, t in enumerate(terms):
         c.box(x0 + name_w + j * cell_w, y, cell_w - 4, 44, [t, f"idf {rows[0].terms[j].idf:.2f}"], BLUE)
