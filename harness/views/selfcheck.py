@@ -40,7 +40,7 @@ def grade(question: Question, choice: int | None) -> tuple[bool, str]:
     """(right?, feedback): the feedback says right or wrong, names the right option and says why."""
     if choice is None:
         return False, "Choose an answer first."
-    if not isinstance(choice, int) or not 0 <= choice < len(question.options):
+    if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(question.options):
         raise ValueError(f"Choose one of options 0 to {len(question.options) - 1}, not {choice!r}.")
     if choice == question.answer:
         return True, f"{RIGHT} {question.why}"
