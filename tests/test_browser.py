@@ -103,3 +103,72 @@ def test_chapter_runs_and_its_widgets_work_in_a_browser(lab, browser, notebook):
     report = run_notebook(browser, lab, notebook.name, screenshot=SCREENSHOTS / f"{notebook.stem}.png")
     print(report.summary())
     assert not report.problems(), "\n".join(report.problems())
+
+
+# The diagrams and the self-check fallback need no JupyterLab: one page in a bare Chromium checks them in seconds.
+_DIAGRAM_LAYOUT_JS = """() => Array.from(document.querySelectorAll('svg[role=img]')).map(svg => {
+  const box = svg.getBoundingClientRect();
+  const [, , vw, vh] = svg.getAttribute('viewBox').split(' ').map(Number);
+  const problems = [];
+  const inside = (a, b) => a.x >= b.x - 1 && a.y >= b.y - 1 && a.x + a.width <= b.x + b.width + 1 && a.y + a.height <= b.y + b.height + 1;
+  svg.querySelectorAll('text').forEach(t => {
+    if (!inside(t.getBBox(), {x: 0, y: 0, width: vw, height: vh})) problems.push(`outside the picture: ${t.textContent}`);
+    if (parseFloat(getComputedStyle(t).fontSize) < 12) problems.push(`smaller than 12 px: ${t.textContent}`);
+  });
+  svg.querySelectorAll('g.box').forEach(g => {
+    const rect = g.querySelector('rect').getBBox();
+    g.querySelectorAll('text').forEach(t => { if (!inside(t.getBBox(), rect)) problems.push(`out of its box: ${t.textContent}`); });
+  });
+  return {label: svg.getAttribute('aria-label'), width: box.width, height: box.height, problems};
+})"""
+
+
+@pytest.fixture(scope="module")
+def bare_page():
+    """A page in Debian's Chromium with no JupyterLab behind it; console errors collected."""
+    if reason := browser_unavailable_reason():
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = chromium.new_page(viewport={"width": 1000, "height": 800})
+        page.errors = []
+        page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+        page.on("pageerror", lambda e: page.errors.append(f"uncaught {e}"))
+        yield page
+        chromium.close()
+
+
+@pytest.mark.browser
+def test_every_diagram_renders_legibly_in_a_browser(bare_page):
+    import base64
+
+    from harness.views.diagrams import all_diagrams
+
+    gallery = all_diagrams()
+    # inline, as JupyterLab shows a trusted output, and as an <img>, as it shows an untrusted one (and GitHub does)
+    images = "".join(f'<img alt="{g.name}" src="data:image/svg+xml;base64,{base64.b64encode(g.svg.encode()).decode()}">'
+                     for g in gallery)
+    bare_page.set_content(f"<html><body>{''.join(g.svg for g in gallery)}{images}</body></html>")
+    drawn = bare_page.evaluate(_DIAGRAM_LAYOUT_JS)
+    assert [d["label"] for d in drawn] == [g.title for g in gallery]
+    for d in drawn:
+        assert d["width"] > 100 and d["height"] > 100 and not d["problems"], d
+    loaded = bare_page.evaluate("() => Array.from(document.images).map(i => [i.alt, i.complete && i.naturalWidth > 0])")
+    assert loaded == [[g.name, True] for g in gallery]
+    assert not bare_page.errors
+
+
+@pytest.mark.browser
+def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
+    from harness.views.selfcheck import Question, static_html
+
+    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+                 "It matches the request from its start.")
+    bare_page.set_content(f"<html><body>{static_html([q])}</body></html>")
+    answer = bare_page.locator("details p")
+    assert not answer.is_visible()
+    bare_page.locator("summary").click()
+    assert answer.is_visible() and "B. The prefix up to the first change" in answer.inner_text()
+    assert not bare_page.errors

@@ -172,3 +172,13 @@ def test_bad_input_gets_one_sentence(call, message):
     with pytest.raises(ValueError, match=message) as info:
         call()
     assert str(info.value).count(". ") == 0 and str(info.value).endswith(".")
+
+
+def test_the_views_package_exports_the_diagrams_and_self_checks():
+    import harness.views as views
+
+    assert views.course_map is d.course_map and views.rrf_fusion is d.rrf_fusion
+    assert {"self_check", "grade", "Question", "all_diagrams"} <= set(views.__all__)
+    assert all(getattr(views, name) for name in views.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        views.nothing_here
