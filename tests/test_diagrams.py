@@ -47,6 +47,19 @@ def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
         assert g._repr_svg_() == g.svg
 
 
+def test_a_notebook_shows_each_diagram_as_an_image_with_alt_text(gallery):
+    import base64
+    import html
+
+    for g in gallery:
+        img = ET.fromstring(g._repr_html_())
+        assert img.tag == "img" and img.get("alt") == g.alt and g.title in g.alt and g.description in g.alt
+        assert base64.b64decode(img.get("src").removeprefix("data:image/svg+xml;base64,")).decode() == g.svg
+        assert repr(g) == f"<Diagram {g.name}: {g.title}>"  # what a front end shows when it shows text
+    hostile = d.deferral_and_search('"><script>x</script>', d.demo_catalog())
+    assert "<script>" not in hostile._repr_html_().split(" src=")[0] and html.escape('"><script>') in hostile._repr_html_()
+
+
 def test_every_text_is_legible_and_inside_the_picture(gallery):
     for g in gallery:
         root = parse(g)

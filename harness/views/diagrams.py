@@ -1,7 +1,7 @@
 """Mechanism diagrams: the pictures a chapter explains in words, drawn by code as plain SVG.
 
-One function per mechanism; each returns a :class:`Diagram`, which a notebook cell shows (it has
-``_repr_svg_``) and a test parses (``.svg``). Plain SVG text, no new dependency: crisp at any zoom,
+One function per mechanism; each returns a :class:`Diagram`, which a notebook cell shows (as an
+image with alt text, even before the notebook is trusted) and a test parses (``.svg``). Plain SVG text, no new dependency: crisp at any zoom,
 a few kilobytes, and readable by a screen reader through ``role="img"``, ``aria-label``,
 ``<title>`` and ``<desc>``. The data-driven ones compute what they draw with the package itself —
 :func:`bm25_scoring` with :class:`harness.catalog.ToolCatalog`, :func:`rrf_fusion` with
@@ -13,6 +13,8 @@ and no meaning rests on colour alone: re-read segments are also hatched, deferre
 """
 from __future__ import annotations
 
+import base64
+import html
 import math
 import textwrap
 from dataclasses import dataclass
@@ -39,17 +41,33 @@ GREY = ("#eeeeee", "#555555")
 INK = "#111111"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Diagram:
-    """An SVG picture with its alt text; shown by Jupyter through ``_repr_svg_``."""
+    """An SVG picture with its alt text.
+
+    Jupyter shows ``_repr_html_``: the SVG as an ``<img>`` with ``alt`` text, which JupyterLab shows
+    even in a notebook it does not trust (a fresh clone's committed outputs), where it refuses a bare
+    SVG and strips inline SVG out of HTML. ``_repr_svg_`` is there for front ends that want the SVG.
+    """
 
     name: str
     title: str
     description: str
     svg: str
 
+    @property
+    def alt(self) -> str:
+        return f"{self.title}. {self.description}"
+
     def _repr_svg_(self) -> str:
         return self.svg
+
+    def _repr_html_(self) -> str:
+        data = base64.b64encode(self.svg.encode()).decode()
+        return f'<img alt="{html.escape(self.alt, quote=True)}" src="data:image/svg+xml;base64,{data}"/>'
+
+    def __repr__(self) -> str:
+        return f"<Diagram {self.name}: {self.title}>"
 
     def __str__(self) -> str:
         return self.svg
