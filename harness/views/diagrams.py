@@ -35,7 +35,6 @@ CHAR_EM = 0.58  # a generous average glyph width of the fonts above, in em (Deja
 BLUE = ("#d6eaf8", "#0072B2")
 ORANGE = ("#fde9c0", "#B07800")
 GREEN = ("#cdeee3", "#007A5A")
-VERMILLION = ("#f9d9c6", "#D55E00")
 PURPLE = ("#f3dcea", "#A8588A")
 GREY = ("#eeeeee", "#555555")
 INK = "#111111"
