@@ -72,13 +72,21 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(lab):
+def chromium():
+    """Debian's Chromium under Playwright, one per module (Playwright's sync API allows one at a time)."""
+    if reason := browser_unavailable_reason():
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
+        launched = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab, chromium):
+    return chromium
 
 
 @pytest.mark.browser
@@ -127,21 +135,16 @@ _DIAGRAM_LAYOUT_JS = """() => Array.from(document.querySelectorAll('svg[role=img
 })"""
 
 
-@pytest.fixture(scope="module")
-def bare_page():
-    """A page in Debian's Chromium with no JupyterLab behind it; console errors collected."""
-    if reason := browser_unavailable_reason():
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        page = chromium.new_page(viewport={"width": 1000, "height": 800})
-        page.errors = []
-        page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
-        page.on("pageerror", lambda e: page.errors.append(f"uncaught {e}"))
-        yield page
-        chromium.close()
+@pytest.fixture
+def bare_page(chromium):
+    """A page with no JupyterLab behind it; console errors collected in ``page.errors``."""
+    context = chromium.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    page.errors = []
+    page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+    page.on("pageerror", lambda e: page.errors.append(f"uncaught {e}"))
+    yield page
+    context.close()
 
 
 @pytest.mark.browser
