@@ -4,7 +4,8 @@ nbval proves the cells run; only a browser proves a reader sees the widgets and 
 slider reaches the kernel and comes back. One server and one browser serve every notebook; each
 notebook gets a fresh page and its kernel is shut down after it. Screenshots of each chapter's
 main widget land in artifacts/screenshots/. A self-test notebook with deliberately broken parts
-proves the checks can fail.
+proves the checks can fail. The mechanism diagrams are measured in a bare page (fast); a small
+notebook shows a diagram and a self-check as a learner meets them, before and after Run All.
 """
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, LabServer, browser_unavailable_reason, copy_workspace, run_notebook
+from browser_support import (_IS_CURRENT_JS, _OPEN_JS, _RUN_ALL_JS, CHROMIUM, CHROMIUM_ARGS, LabServer,
+                             browser_unavailable_reason, copy_workspace, run_notebook)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 SELFTEST = "browser_selftest.ipynb"
+VIEWS = "browser_views.ipynb"
 
 
 def selftest_notebook() -> nbformat.NotebookNode:
@@ -60,6 +63,7 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lab")
     folder = copy_workspace(NOTEBOOKS, tmp)
     nbformat.write(selftest_notebook(), folder / SELFTEST)
+    nbformat.write(views_notebook(), folder / VIEWS)
     server = LabServer(folder, tmp / "jupyter")
     server.start()
     yield server
@@ -68,13 +72,21 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(lab):
+def chromium():
+    """Debian's Chromium under Playwright, one per module (Playwright's sync API allows one at a time)."""
+    if reason := browser_unavailable_reason():
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
+        launched = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab, chromium):
+    return chromium
 
 
 @pytest.mark.browser
@@ -103,3 +115,129 @@ def test_chapter_runs_and_its_widgets_work_in_a_browser(lab, browser, notebook):
     report = run_notebook(browser, lab, notebook.name, screenshot=SCREENSHOTS / f"{notebook.stem}.png")
     print(report.summary())
     assert not report.problems(), "\n".join(report.problems())
+
+
+# The diagrams and the self-check fallback need no JupyterLab: one page in a bare Chromium checks them in seconds.
+_DIAGRAM_LAYOUT_JS = """() => Array.from(document.querySelectorAll('svg[role=img]')).map(svg => {
+  const box = svg.getBoundingClientRect();
+  const [, , vw, vh] = svg.getAttribute('viewBox').split(' ').map(Number);
+  const problems = [];
+  const inside = (a, b) => a.x >= b.x - 1 && a.y >= b.y - 1 && a.x + a.width <= b.x + b.width + 1 && a.y + a.height <= b.y + b.height + 1;
+  svg.querySelectorAll('text').forEach(t => {
+    if (!inside(t.getBBox(), {x: 0, y: 0, width: vw, height: vh})) problems.push(`outside the picture: ${t.textContent}`);
+    if (parseFloat(getComputedStyle(t).fontSize) < 12) problems.push(`smaller than 12 px: ${t.textContent}`);
+  });
+  svg.querySelectorAll('g.box').forEach(g => {
+    const rect = g.querySelector('rect').getBBox();
+    g.querySelectorAll('text').forEach(t => { if (!inside(t.getBBox(), rect)) problems.push(`out of its box: ${t.textContent}`); });
+  });
+  return {label: svg.getAttribute('aria-label'), width: box.width, height: box.height, problems};
+})"""
+
+
+@pytest.fixture
+def bare_page(chromium):
+    """A page with no JupyterLab behind it; console errors collected in ``page.errors``."""
+    context = chromium.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    page.errors = []
+    page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+    page.on("pageerror", lambda e: page.errors.append(f"uncaught {e}"))
+    yield page
+    context.close()
+
+
+@pytest.mark.browser
+def test_every_diagram_renders_legibly_in_a_browser(bare_page):
+    from harness.views.diagrams import all_diagrams
+
+    gallery = all_diagrams()
+    # inline (its layout measured), and as the <img> a notebook shows
+    bare_page.set_content(f"<html><body>{''.join(g.svg for g in gallery)}{''.join(g._repr_html_() for g in gallery)}</body></html>")
+    drawn = bare_page.evaluate(_DIAGRAM_LAYOUT_JS)
+    assert [d["label"] for d in drawn] == [g.title for g in gallery]
+    for d in drawn:
+        assert d["width"] > 100 and d["height"] > 100 and not d["problems"], d
+    loaded = bare_page.evaluate("() => Array.from(document.images).map(i => [i.alt, i.complete && i.naturalWidth > 0])")
+    assert loaded == [[g.alt, True] for g in gallery]
+    assert not bare_page.errors
+
+
+@pytest.mark.browser
+def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
+    from harness.views.selfcheck import Question, static_html
+
+    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+                 "It matches the request from its start.")
+    bare_page.set_content(f"<html><body>{static_html([q])}</body></html>")
+    answer = bare_page.locator("details p")
+    assert not answer.is_visible()
+    bare_page.locator("summary").click()
+    assert answer.is_visible() and "B. The prefix up to the first change" in answer.inner_text()
+    assert not bare_page.errors
+
+
+QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+            "It matches the request from its start.")
+
+
+def views_notebook() -> nbformat.NotebookNode:
+    """A diagram and a self-check, saved with the outputs a committed chapter carries (its widget model absent)."""
+    from harness.views.diagrams import course_map
+    from harness.views.selfcheck import Question, self_check
+
+    v4 = nbformat.v4
+    diagram = course_map()
+    cells = [v4.new_code_cell("from harness.views import Question, course_map, self_check"),
+             v4.new_code_cell("course_map()", outputs=[v4.new_output(
+                 "display_data", data={"text/html": diagram._repr_html_(), "text/plain": repr(diagram)})]),
+             v4.new_code_cell(f"self_check([Question(*{QUESTION!r})])", outputs=[v4.new_output(
+                 "display_data", data=self_check([Question(*QUESTION)])._repr_mimebundle_())])]
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+_VIEWS_JS = """() => Array.from(window.__panel.content.widgets).filter(c => c.model.type === 'code').slice(1).map(c => {
+  const out = c.node.querySelector('.jp-OutputArea-output');
+  const img = out && out.querySelector('img');
+  return {text: out ? out.innerText : '', img: img ? [img.alt, img.complete && img.naturalWidth > 0] : null,
+          details: out ? out.querySelectorAll('details').length : 0, radios: out ? out.querySelectorAll('input[type=radio]').length : 0};
+})"""
+
+
+@pytest.mark.browser
+def test_a_learner_sees_the_diagram_and_answers_a_self_check_in_jupyterlab(lab, browser):
+    """Opened as cloned (untrusted, no kernel run): the diagram and the folded answers show. After Run All:
+    the self-check is a widget, and checking an answer says right or wrong and why."""
+    from harness.views.diagrams import course_map
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        page.goto(lab.url("lab") + "&reset", wait_until="domcontentloaded")
+        page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
+        page.evaluate(_OPEN_JS, VIEWS)
+        page.wait_for_function(_IS_CURRENT_JS, timeout=30_000)
+        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output img').length > 0", timeout=30_000)
+        diagram, check = page.evaluate(_VIEWS_JS)
+        assert diagram["img"] == [course_map().alt, True]
+        assert check["details"] == 1 and check["radios"] == 0 and "Error displaying widget" not in check["text"], check
+        page.evaluate(_RUN_ALL_JS)
+        page.wait_for_function("window.__run && window.__run.done", timeout=120_000)
+        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output input[type=radio]').length == 2",
+                               timeout=30_000)
+        answer = page.locator(".jp-OutputArea-output .widget-html").last
+        for choice, verdict in ((0, "✘ Not quite. The answer is “The prefix up to the first change”"), (1, "✔ Right.")):
+            page.locator(".widget-radio-box label").nth(choice).click()
+            page.locator("button.widget-button", has_text="Check").click()
+            page.wait_for_function("v => Array.from(document.querySelectorAll('.widget-html')).some(e => e.innerText.includes(v))",
+                                   arg=verdict, timeout=20_000)
+            assert QUESTION[3] in answer.inner_text()
+        assert page.evaluate(_VIEWS_JS)[0]["img"] == [course_map().alt, True]
+        assert not errors, errors
+    finally:
+        context.close()
+        lab.shutdown_kernels()

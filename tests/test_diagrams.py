@@ -1,0 +1,197 @@
+"""The mechanism diagrams: well-formed SVG with alt text, text inside its boxes and the picture,
+and the data-driven ones drawing exactly what the package computes."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from harness.catalog import ToolCatalog
+from harness.retrieval.hybrid import rrf
+from harness.tools import Tool
+from harness.views import diagrams as d
+
+NS = {"s": "http://www.w3.org/2000/svg"}
+EM = 0.55  # DejaVu Sans' average glyph width in em; the layout budgets 0.58
+
+
+def parse(diagram: d.Diagram) -> ET.Element:
+    return ET.fromstring(diagram.svg)
+
+
+def texts(root: ET.Element) -> list[str]:
+    return [t.text or "" for t in root.iter(f"{{{NS['s']}}}text")]
+
+
+def extent(t: ET.Element) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a text element, from its anchor, size and an average glyph width."""
+    x, y, size = float(t.get("x")), float(t.get("y")), float(t.get("font-size"))
+    width = len(t.text or "") * size * EM
+    left = {"start": x, "middle": x - width / 2, "end": x - width}[t.get("text-anchor", "start")]
+    return left, y - size * 0.8, left + width, y + size * 0.25
+
+
+@pytest.fixture(scope="module")
+def gallery() -> list[d.Diagram]:
+    return d.all_diagrams()
+
+
+def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
+    assert len({g.name for g in gallery}) == len(gallery) == 7
+    for g in gallery:
+        root = parse(g)
+        assert root.tag == f"{{{NS['s']}}}svg" and root.get("role") == "img", g.name
+        assert root.get("aria-label") == g.title and g.title, g.name
+        assert root.find("s:title", NS).text == g.title and len(root.find("s:desc", NS).text) > 40, g.name
+        assert g._repr_svg_() == g.svg
+
+
+def test_a_notebook_shows_each_diagram_as_an_image_with_alt_text(gallery):
+    import base64
+    import html
+
+    for g in gallery:
+        img = ET.fromstring(g._repr_html_())
+        assert img.tag == "img" and img.get("alt") == g.alt and g.title in g.alt and g.description in g.alt
+        assert base64.b64decode(img.get("src").removeprefix("data:image/svg+xml;base64,")).decode() == g.svg
+        assert repr(g) == f"<Diagram {g.name}: {g.title}>"  # what a front end shows when it shows text
+    hostile = d.deferral_and_search('"><script>x</script>', d.demo_catalog())
+    assert "<script>" not in hostile._repr_html_().split(" src=")[0] and html.escape('"><script>') in hostile._repr_html_()
+
+
+def test_every_text_is_legible_and_inside_the_picture(gallery):
+    for g in gallery:
+        root = parse(g)
+        _, _, width, height = map(float, root.get("viewBox").split())
+        assert width <= 900 and float(root.get("width")) == width, g.name
+        for t in root.iter(f"{{{NS['s']}}}text"):
+            assert float(t.get("font-size")) >= 12, (g.name, t.text)
+            left, top, right, bottom = extent(t)
+            assert 0 <= left and right <= width and 0 <= top and bottom <= height, (g.name, t.text, (left, right, top, bottom))
+
+
+def test_every_text_in_a_box_stays_inside_it_and_nothing_was_cut(gallery):
+    for g in gallery:
+        root = parse(g)
+        for box in root.iterfind(".//s:g[@class='box']", NS):
+            rect = box.find("s:rect", NS)
+            x, y, w, h = (float(rect.get(a)) for a in ("x", "y", "width", "height"))
+            for t in box.iterfind("s:text", NS):
+                left, top, right, bottom = extent(t)
+                assert x <= left and right <= x + w and y <= top and bottom <= y + h, (g.name, t.text)
+        # clip() is a last resort for untrusted names: the default layouts must fit without it
+        assert not [s for s in texts(root) if s.endswith("…") and s != "…"], g.name
+
+
+def test_ids_are_per_diagram_so_a_page_of_them_never_shares_one(gallery):
+    ids = [i for g in gallery for i in re.findall(r'id="([^"]+)"', g.svg)]
+    assert len(ids) == len(set(ids)) == 2 * len(gallery)  # an arrow head and a hatch each
+
+
+def test_bm25_draws_the_catalogs_own_ranking_and_numbers():
+    catalog = d.demo_catalog()
+    query = "post a message to the team channel"
+    root = parse(d.bm25_scoring(query, catalog, top=4))
+    drawn = [m.group(1) for s in texts(root) if (m := re.fullmatch(r"\d+\. (\S+)", s))]
+    assert drawn == catalog.rank(query, 4)
+    scores = dict(zip(catalog.ids, catalog.scores(query)))
+    shown = texts(root)
+    for name in drawn:
+        assert f"{scores[name]:.2f}" in shown
+        for t in catalog.explain(query, name):
+            if t.tf:
+                assert f"tf {t.tf} → {t.tf_part:.2f}" in shown and f"× {t.idf:.2f} = {t.contribution:.2f}" in shown
+    assert f"avgdl = {catalog.index.avgdl:.1f} words." in " ".join(shown)
+
+
+def test_bm25_follows_its_input_not_a_fixed_picture():
+    tools = [Tool("read_file", "Read a file from disk."), Tool("read_email", "Read an email message."),
+             Tool("write_file", "Write text to a file on disk, replacing the file.")]
+    catalog = ToolCatalog(tools)
+    root = parse(d.bm25_scoring("write the file", tools))
+    drawn = [m.group(1) for s in texts(root) if (m := re.fullmatch(r"\d+\. (\S+)", s))]
+    assert drawn[: len(catalog.rank("write the file"))] == catalog.rank("write the file") and drawn[0] == "write_file"
+    assert set(drawn) == {"read_file", "read_email", "write_file"}  # every tool of a tiny catalog, matched first
+
+
+@pytest.mark.parametrize("first, second", [
+    (["a", "b", "c"], ["c", "b", "a"]),
+    (["search_code", "read_file", "find_files"], ["find_files", "git_log", "search_code", "read_file"]),
+    (["x"], ["y", "z", "x"]),
+])
+def test_rrf_draws_rrfs_own_fused_order_and_sums(first, second):
+    diagram = d.rrf_fusion(first, second, k=60)
+    shown = texts(parse(diagram))
+    fused = rrf([first, second], 60)
+    column = [s.split(". ", 1)[1] for s in shown if re.fullmatch(r"\d+\. \S+", s)]
+    # the two input lists, then the fused list, each in order
+    assert column[len(first): len(first) + len(fused)] == fused or column[-len(fused):] == fused, column
+    for name in fused:
+        total = sum(1 / (60 + r.index(name) + 1) for r in (first, second) if name in r)
+        assert any(f"{total:.4f}" in s for s in shown), name
+    assert ", ".join(fused) in diagram.description
+
+
+def test_rrf_with_real_rankings_draws_them():
+    first, second, labels = d.demo_rankings(dense=False)
+    assert first == d.demo_catalog().rank("find where a function is defined in the code", 5)
+    assert f"the fused order is {', '.join(rrf([first, second]))}." in d.rrf_fusion(first, second, labels=labels).description
+
+
+def test_the_cache_keeps_exactly_the_common_prefix():
+    a, b, c = (d.Segment(x, x, 10) for x in "abc")
+    assert d.cached_prefix([a, b, c], [a, b, c, c]) == 3
+    assert d.cached_prefix([a, b, c], [a, c, b]) == 1
+    assert d.cached_prefix([a], [b, a]) == 0
+    desc = d.request_layout().description
+    assert "1 · Per-turn top-k: cache keeps: nothing" in desc
+    assert "2 · Deferral: cache keeps: pinned: search." in desc
+    assert "cache keeps: pinned: search, system, user, assistant." in desc
+
+
+def test_deferral_draws_what_the_catalog_finds():
+    catalog = d.demo_catalog()
+    shown = texts(parse(d.deferral_and_search("run the failing tests again", catalog, limit=2)))
+    for name in catalog.rank("run the failing tests again", 2):
+        assert name in shown
+    assert f"{len(catalog)} tools deferred" in shown
+
+
+def test_the_proxy_states_a_number_only_when_given_one():
+    assert not re.search(r"\d,\d{3}", d.proxy().svg)
+    assert "41,669 direct → 214" in d.proxy(direct_tokens=41_669, proxied_tokens=214).svg
+
+
+def test_untrusted_text_is_escaped():
+    root = parse(d.deferral_and_search('<script>alert("x")</script> & read', d.demo_catalog()))
+    assert any("<script>" in s for s in texts(root))  # shown as text, parsed as text
+
+
+def test_course_map_shows_each_chapter_once_core_path_first():
+    shown = " ".join(texts(parse(d.course_map())))
+    for ch in d.COURSE:
+        assert shown.count(f"Chapter {ch.number} · {ch.title}") == 1
+    assert shown.index("Core path") < shown.index("Going further")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: d.bm25_scoring("the and of", d.demo_catalog()), "no searchable term"),
+    (lambda: d.rrf_fusion([], ["a"]), "two non-empty rankings"),
+    (lambda: d.rrf_fusion(list("abcdefghi"), ["a"]), "at most 8"),
+    (lambda: d._Canvas(1200), "at most 900 px"),
+])
+def test_bad_input_gets_one_sentence(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert str(info.value).count(". ") == 0 and str(info.value).endswith(".")
+
+
+def test_the_views_package_exports_the_diagrams_and_self_checks():
+    import harness.views as views
+
+    assert views.course_map is d.course_map and views.rrf_fusion is d.rrf_fusion
+    assert {"self_check", "grade", "Question", "all_diagrams"} <= set(views.__all__)
+    assert all(getattr(views, name) for name in views.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        views.nothing_here
