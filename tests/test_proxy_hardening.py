@@ -274,6 +274,7 @@ class RawProxy:
         self.proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, env={**os.environ, **params.env})
         self.replies: queue.Queue[dict] = queue.Queue()
+        self.seen: dict[Any, dict] = {}
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -289,14 +290,13 @@ class RawProxy:
 
     def reply(self, rid: Any, seconds: float = 30) -> dict | None:
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while rid not in self.seen and time.monotonic() < deadline:
             try:
                 message = self.replies.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
-                return None
-            if message.get("id") == rid:
-                return message
-        return None
+                break
+            self.seen.setdefault(message.get("id"), message)
+        return self.seen.get(rid)
 
     def handshake(self) -> None:
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
