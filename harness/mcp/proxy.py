@@ -37,7 +37,6 @@ import os
 import shutil
 import signal
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import anyio
