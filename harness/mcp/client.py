@@ -15,13 +15,16 @@ Why it is built this way:
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's
-  reason can quote the server's last words. The file is named from the server name made safe
+  reason can quote the server's last words (with the values of its ``env`` and URL passwords
+  hidden, :mod:`harness.redaction`). The file is named from the server name made safe
   (a server called ``../x`` cannot write outside the folder), and a folder the hub created is
   removed when the hub closes, or at exit.
 * A server's tools are checked one by one: a definition the SDK's types reject, an invalid
   input schema or a name that lands on another tool's costs that tool only (a status note).
 * A line on a server's stdout that is not an MCP message fails start-up, or the calls waiting
   on that server, **at once** with the line quoted, instead of waiting for a timeout.
+* A relative ``command`` with a ``cwd`` is looked for in that ``cwd``, by the pre-check and the
+  spawn alike (:func:`command_path`).
 * When a server exits, the helper processes it started go too: the SDK runs each server in a
   process group of its own but ends the group only when the server itself will not exit. Each
   server gets a random id in its environment, which its helpers inherit; at the end every process
