@@ -590,6 +590,7 @@ async def serve(config: Any, *, retriever: str | None = None, extra: Sequence[Ca
                     tg.cancel_scope.cancel()
         finally:
             done.set()
-            if not started.done():
-                hub_task.cancel()  # the client left during start-up: stop the servers that did start
+            if not started.done():  # the client left during start-up: nothing to close politely, end them now
+                hub_task.cancel()
+                await hub.terminate(SIGNAL_GRACE_S)
             await asyncio.gather(hub_task, return_exceptions=True)
