@@ -54,9 +54,9 @@ from harness.mcp.suspicious import flag_tool
 from harness.mcp.tool_search import DEFAULT_LIMIT, MAX_LISTED_NAMES, ToolSearch
 from harness.mcp.wire import answer_unreadable
 from harness.ranking import Ranker
+from harness.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.named import ALIASES, DENSE, LEXICAL, make_retriever
-from harness.redaction import hide_values
 from harness.retrieval.records import CatalogTool
 from harness.tools import Tool
 
@@ -476,7 +476,7 @@ SIGNAL_GRACE_S = 1.0
 
 
 @contextmanager
-def ended_by_signals(hub: MCPHub, folders: Sequence[str | os.PathLike[str]] = ()) -> Iterator[list[int]]:
+def ended_by_signals(hub: MCPHub, folders: Sequence[str | os.PathLike[str]] = ()) -> Iterator[None]:
     """SIGTERM and SIGINT end every upstream server, then the proxy, and leave no folder behind.
 
     A client ending the proxy closes its stdin, waits two seconds, then sends SIGTERM and two seconds
@@ -486,7 +486,7 @@ def ended_by_signals(hub: MCPHub, folders: Sequence[str | os.PathLike[str]] = ()
     folder and ``folders`` at once, sends SIGTERM to every upstream server's process group and
     helpers, SIGKILL to what is left after :data:`SIGNAL_GRACE_S`, and then lets the proxy die by
     the signal, as soon as they are gone (well-behaved servers are gone at once). A second signal
-    kills what is left and dies at once. Yields the signals received.
+    kills what is left and dies at once.
     """
     loop = asyncio.get_running_loop()
     received: list[int] = []
@@ -515,7 +515,7 @@ def ended_by_signals(hub: MCPHub, folders: Sequence[str | os.PathLike[str]] = ()
     for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig)
     try:
-        yield received
+        yield
     finally:
         for sig in handled:
             loop.remove_signal_handler(sig)
