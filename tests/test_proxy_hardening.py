@@ -214,8 +214,8 @@ def test_always_load_warns_and_reports_missing_or_disabled_names_and_disabled_al
         async with MCPHub(cleaned, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
             proxy = ToolProxy(hub, always=always, retriever="bm25-fielded")
             listed = {t.name: t.description for t in proxy.listed_tools()}
-            assert listed["weather__add_numbers"].startswith("Warning: this description addresses the model")
-            assert not listed["weather__get_weather"].startswith("Warning")
+            assert listed["weather__add_numbers"].startswith("This description addresses the model (")
+            assert not listed["weather__get_weather"].startswith("This description")
             assert "h__always_fails" in listed and "h__crash_server" not in listed
             problems = proxy.status()["problems"]
             assert "mcpServers.h.alwaysLoad names 'nope', which the server does not list." in problems
@@ -445,3 +445,14 @@ def test_a_proxy_started_by_a_proxy_refuses_with_one_sentence(tmp_path):
     finally:
         time.sleep(1)
         kill_all(proxies())
+
+
+def test_hidden_values_cover_every_long_fragment_but_not_short_words():
+    from harness.redaction import hide_values
+
+    key = "k3y-0123456789abcdef"
+    said = f"key {key}, tail {key[-12:]}, slice {key[5:25]}, flag true, url https://ana:pw@host/x, short abc"
+    shown_text = hide_values(said, [key, "true", "abc"])
+    assert key[-8:] not in shown_text and key[4:12] not in shown_text and "pw@" not in shown_text
+    assert "flag ***" in shown_text and "short abc" in shown_text  # 4+ characters are hidden, 3 are not
+    assert shown_text.count("***") == 5 and "https://***@host/x" in shown_text
