@@ -1,6 +1,8 @@
 """Secrets kept out of what is shown: errors, logs, status pages.
 
-Introduced in Chapter 0 with the Anthropic provider; Chapter 7's proxy uses it for upstream servers' words.
+Introduced in Chapter 0 with the Anthropic provider; Chapter 5's MCP hub and Chapter 7's proxy use
+:func:`hide_values` for an upstream server's last words on stderr, shown in its status (a server that
+fails to log in often prints the token it was given, ``${VAR}`` already filled in).
 
 Two kinds of secret reach text that is shown to a reader:
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+#: Values shorter than this are not hidden by :func:`hide_values` ("1", "true" would blank out ordinary words).
+MIN_VALUE = 4
 #: The shortest piece of a secret that is hidden; a secret shorter than this is hidden only whole.
 MIN_FRAGMENT = 8
 MASK = "***"
@@ -46,6 +50,14 @@ def redact_secrets(text: str, secrets: Iterable[str]) -> str:
             if text[start:start + MIN_FRAGMENT] in pieces:
                 hidden[start:start + MIN_FRAGMENT] = [True] * MIN_FRAGMENT
     return _masked(text, hidden)
+
+
+def hide_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with every value of :data:`MIN_VALUE` or more characters (and every piece of one, as in
+    :func:`redact_secrets`) and every URL's credentials shown as ``***``: for a process's environment,
+    whose values are not all secret but any may be."""
+    kept = [v for v in values if isinstance(v, str) and len(v) >= MIN_VALUE]
+    return redact_url_credentials(redact_secrets(text, kept))
 
 
 def url_credentials(url: str) -> list[str]:

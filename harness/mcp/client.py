@@ -15,13 +15,16 @@ Why it is built this way:
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's
-  reason can quote the server's last words. The file is named from the server name made safe
+  reason can quote the server's last words (with the values of its ``env`` and URL passwords
+  hidden, :mod:`harness.redaction`). The file is named from the server name made safe
   (a server called ``../x`` cannot write outside the folder), and a folder the hub created is
   removed when the hub closes, or at exit.
 * A server's tools are checked one by one: a definition the SDK's types reject, an invalid
   input schema or a name that lands on another tool's costs that tool only (a status note).
 * A line on a server's stdout that is not an MCP message fails start-up, or the calls waiting
   on that server, **at once** with the line quoted, instead of waiting for a timeout.
+* A relative ``command`` with a ``cwd`` is looked for in that ``cwd``, by the pre-check and the
+  spawn alike (:func:`command_path`).
 * When a server exits, the helper processes it started go too: the SDK runs each server in a
   process group of its own but ends the group only when the server itself will not exit. Each
   server gets a random id in its environment, which its helpers inherit; at the end every process
@@ -45,7 +48,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping
 
 import anyio
 import mcp.types as mcp_types
@@ -56,9 +59,11 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
+from harness.mcp.shown import shown
 from harness.discovery import RankerSpec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
 from harness.messages import ToolResult
+from harness.redaction import hide_values
 from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.safe_text import printable, valid_unicode
 from harness.schema_check import schema_problem
@@ -95,12 +100,27 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _last_line(path: Path | None) -> str:
-    """The last non-empty line a server wrote to stderr (often the reason it died), escapes shown."""
+def _last_line(path: Path | None, hidden: Iterable[str] = ()) -> str:
+    """The last non-empty line a server wrote to stderr (often the reason it died), escapes shown.
+
+    The values in ``hidden`` (the server's ``env``: a failed login often prints its token) and
+    passwords in URLs are replaced by ``***`` before the line is cut to length.
+    """
     if path is None or not path.exists():
         return ""
     lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    return printable(lines[-1][:200]) if lines else ""
+    return printable(hide_values(lines[-1][-2_000:], hidden)[:200]) if lines else ""
+
+
+def command_path(config: ServerConfig) -> str:
+    """The command as the spawn runs it: a relative path with a separator is found in ``cwd``, as POSIX exec does.
+
+    The pre-check and the spawn both use this, so they cannot disagree about where the file is.
+    """
+    command, separators = config.command, [s for s in (os.sep, os.altsep) if s]
+    if config.cwd is not None and any(s in command for s in separators) and not os.path.isabs(command):
+        return os.path.join(config.cwd, command)
+    return command
 
 
 def log_file_name(server: str) -> str:
@@ -136,32 +156,40 @@ class _LenientToolList(pydantic.BaseModel):
     nextCursor: str | None = None  # noqa: N815 (the wire name)
 
 
-def _ids_running(marker: str) -> list[int]:
-    """Processes whose environment carries ``marker`` (Linux /proc; elsewhere none are found)."""
+def _ids_running(*markers: str) -> list[int]:
+    """Processes whose environment carries one of ``markers`` (Linux /proc; elsewhere none are found)."""
     found = []
-    needle = marker.encode()
+    needles = {m.encode() for m in markers}
     for entry in Path("/proc").glob("[0-9]*") if Path("/proc/self/environ").exists() else ():
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
+            if needles.intersection((entry / "environ").read_bytes().split(b"\0")):
                 found.append(int(entry.name))
         except (OSError, ValueError):
             continue
     return [pid for pid in found if pid != os.getpid()]
 
 
-async def end_leftovers(marker: str, grace: float = 2.0) -> None:
-    """SIGTERM, then after ``grace`` seconds SIGKILL, every process still carrying ``marker``."""
+def signal_marked(markers: Iterable[str], sig: int) -> bool:
+    """Send ``sig`` to every process carrying a marker, and to the process group each server leads; False if none is left."""
+    pids = _ids_running(*markers)
+    own_group = os.getpgid(0)
+    for pid in pids:
+        try:
+            if os.getpgid(pid) == pid != own_group:  # a server the SDK started in a group of its own
+                os.killpg(pid, sig)
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return bool(pids)
+
+
+async def end_leftovers(*markers: str, grace: float = 2.0) -> None:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, every process still carrying one of ``markers`` (and its group)."""
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0.5)):
-        pids = _ids_running(marker)
-        if not pids:
+        if not signal_marked(markers, sig):
             return
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and _ids_running(marker):
+        while time.monotonic() < deadline and _ids_running(*markers):
             await anyio.sleep(0.05)
 
 
@@ -241,8 +269,10 @@ async def list_all_tools(session: ClientSession, notes: list[str] | None = None)
 class ServerConnection:
     """One server's process and session, owned by the task that runs :meth:`run`."""
 
-    def __init__(self, config: ServerConfig, log_path: Path, max_result_chars: int = MAX_RESULT_CHARS) -> None:
+    def __init__(self, config: ServerConfig, log_path: Path, max_result_chars: int = MAX_RESULT_CHARS,
+                 child_env: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.child_env = dict(child_env or {})  # variables every server of the hub is given besides its own
         self.max_result_chars = max_result_chars
         self.status = ServerStatus(config.name, log_path=log_path)
         self.definitions: list[mcp_types.Tool] = []
@@ -282,13 +312,15 @@ class ServerConnection:
         if cfg.cwd is not None and not Path(cfg.cwd).is_dir():
             return f"working directory '{cfg.cwd}' does not exist"
         path = cfg.env.get("PATH", os.environ.get("PATH"))
-        if shutil.which(cfg.command, path=path) is None:
-            exists = os.sep in cfg.command and Path(cfg.command).exists()
-            return f"command '{cfg.command}' is not executable" if exists else f"command '{cfg.command}' not found"
+        command = command_path(cfg)
+        if shutil.which(command, path=path) is None:
+            exists = os.sep in command and Path(command).exists()
+            where = f" in '{cfg.cwd}'" if command != cfg.command else ""
+            return f"command '{cfg.command}' is not executable{where}" if exists else f"command '{cfg.command}' not found{where}"
         return None
 
     def _exited_reason(self, during: str) -> str:
-        said = _last_line(self.status.log_path)
+        said = _last_line(self.status.log_path, self.config.env.values())
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
 
     async def run(self) -> None:
@@ -299,7 +331,7 @@ class ServerConnection:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
         name, value = self.marker.split("=", 1)
-        params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env={**cfg.env, name: value},
+        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**cfg.env, **self.child_env, name: value},
                                        cwd=cfg.cwd, encoding_error_handler="replace")
         try:
             with open(self.status.log_path, "w", encoding="utf-8") as errlog:
@@ -334,6 +366,8 @@ class ServerConnection:
                 await end_leftovers(self.marker)  # helpers the server started and left behind
             if self.status.state == "ready":
                 self.status.state, self.status.reason = "stopped", "the session was closed"
+            elif self.status.state == "starting":
+                self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
 
     async def call(self, raw_name: str, arguments: Mapping[str, Any]) -> tuple[str, bool]:
@@ -394,8 +428,10 @@ class MCPHub:
         max_result_chars: int = MAX_RESULT_CHARS,
         environ: Mapping[str, str] | None = None,
         retriever: RankerSpec = None,
+        child_env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = load_config(config, environ)
+        self.child_env = dict(child_env or {})  # given to every server besides its own env (the proxy marks its children)
         self.retriever = retriever  # what ranks the deferred tools for search_tools (BM25 by default)
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mcp-logs-"))
         # A folder the hub made is the hub's to remove: on aclose(), or at exit if it never closed.
@@ -422,7 +458,7 @@ class MCPHub:
         self._loop = asyncio.get_running_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for cfg in self.config:
-            conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars)
+            conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars, self.child_env)
             conn.on_tools_changed = lambda name=cfg.name: self.on_tools_changed and self.on_tools_changed(name)
             self.connections[cfg.name] = conn
             if not cfg.enabled:
@@ -441,12 +477,26 @@ class MCPHub:
         """Stop every server and wait until their processes are gone, even if this task is cancelled."""
         for conn in self.connections.values():
             conn.stop.set()
+            if conn.task is not None and not conn.ready.is_set():
+                conn.task.cancel()  # still starting: stop now, not when its start-up timeout runs out
         tasks = [c.task for c in self.connections.values() if c.task is not None]
         cancelled = bool(tasks) and await _finish_shielded(asyncio.gather(*tasks, return_exceptions=True))
         if self._remove_logs is not None:
             self._remove_logs()
         if cancelled:
             raise asyncio.CancelledError()
+
+    async def terminate(self, grace: float) -> None:
+        """End every server now, helpers and process groups included: SIGTERM, SIGKILL after ``grace`` seconds.
+
+        For a process that is itself being ended by a signal: it skips the orderly close (stdin
+        closed, two seconds' wait) and returns as soon as the processes are gone.
+        """
+        await end_leftovers(*(c.marker for c in self.connections.values()), grace=grace)
+
+    def kill(self) -> None:
+        """SIGKILL every server, its helpers and its process group at once (nothing is awaited)."""
+        signal_marked([c.marker for c in self.connections.values()], signal.SIGKILL)
 
     async def refresh(self, server: str) -> bool:
         """List ``server``'s tools again and rebuild every tool, name and deferral from the new lists.
@@ -572,7 +622,7 @@ class MCPHub:
             return ToolResult(call_id, f"Tool '{name}' is disabled: {self.disabled[name]}.", True)
         t = self.tools.get(name)
         if t is None:
-            return ToolResult(call_id, f"Unknown MCP tool '{name}'.", True)
+            return ToolResult(call_id, f"Unknown MCP tool '{shown(name)}'.", True)
         text, is_error = await self.connections[t.server].call(t.raw_name, args)
         return ToolResult(call_id, valid_unicode(truncate(text, self.max_result_chars)), is_error)
 

@@ -83,7 +83,7 @@ def session_status(hub: MCPHub) -> SessionStatus:
             disabled=disabled,
             schema_tokens=sum(hub.plan.tokens.get(t.name, 0) for t in tools),
             startup_seconds=st.startup_seconds,
-            flags=tuple(f"{t.raw_name}: {f}" for t in tools for f in flag_tool(t)),
+            flags=tuple(f"{t.raw_name}: {f}" for t in tools for f in flag_tool(t, hub.tools.values())),
         ))
     return SessionStatus(rows, hub.plan.total_tokens, tools_tokens(hub.tools_for_turn(), hub.policy.encoding))
 
