@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence, Union
 
 from harness.catalog import ToolCatalog
 from harness.ranking import Ranker, Selector
+from harness.safe_text import shown
 from harness.text import tokenize
 from harness.tools import Tool
 
@@ -172,7 +173,7 @@ class ToolSearch:
         if not found:
             payload: dict[str, Any] = {
                 "matches": [],
-                "note": f"No tool matched {query.strip()!r}. These tools exist; search again with words "
+                "note": f"No tool matched '{shown(query.strip())}'. These tools exist; search again with words "
                         "from their names, or with an exact name.",
                 "available": self._available(),
             }

@@ -42,3 +42,10 @@ def test_search_with_no_match_lists_what_exists_and_bad_limits_are_refused(small
         search.find("read", 0)
     with pytest.raises(ValueError, match="non-empty query"):
         search.find("  ")
+
+
+def test_a_query_that_matches_nothing_is_quoted_short_and_unable_to_act_on_a_screen(small_tools):
+    query = "zebra \u202equantum\x1b[2J " + "y" * 100_000
+    note = json.loads(ToolSearch([], small_tools).search(query))["note"]
+    assert len(note) < 300 and "…" in note
+    assert "\u202e" not in note and "\x1b" not in note and "\\u202e" in note

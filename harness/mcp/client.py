@@ -59,13 +59,12 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
-from harness.mcp.shown import shown
 from harness.discovery import RankerSpec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
 from harness.messages import ToolResult
 from harness.redaction import hide_values
 from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
-from harness.safe_text import printable, valid_unicode
+from harness.safe_text import printable, shown, valid_unicode
 from harness.schema_check import schema_problem
 from harness.tools import Tool
 

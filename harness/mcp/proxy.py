@@ -48,7 +48,7 @@ from harness.mcp.config import MCPConfigError, read_source
 from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
-from harness.mcp.shown import shown
+from harness.safe_text import shown
 from harness.mcp.status import session_status
 from harness.mcp.suspicious import flag_tool
 from harness.mcp.tool_search import DEFAULT_LIMIT, MAX_LISTED_NAMES, ToolSearch
