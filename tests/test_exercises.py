@@ -130,7 +130,7 @@ def test_degraded_descriptions_grader(path, passes):
 @pytest.mark.parametrize("path, passes", both("02_tool_count_sweep"))
 def test_tool_count_sweep_grader(path, passes):
     ns = learner_namespace(path)
-    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["STEEPEST"])))
+    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["FIRST_FALL"])))
 
 
 @pytest.mark.parametrize("path, passes", both("03_tune_tools_per_turn"))
@@ -244,25 +244,46 @@ def test_degraded_descriptions_names_the_tool_and_field_at_fault():
 
 def test_tool_count_sweep_names_the_trial_that_differs():
     ns = solution("02_tool_count_sweep")
-    small, ns_small = ("email", "data"), (1, 2, 4, 8)
+    domains, n_values = ns["MY_DOMAINS"], ns["NS"]
     with pytest.raises(AssertionError, match="at least two domains"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), ns_small, None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), n_values, None))
     with pytest.raises(AssertionError, match=r"Every N must be from 1 to 9"):
-        run(tool_count_sweep.check(ns["subset_sweep"], small, (1, 2, 4, 30), None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), None))
 
-    async def whole_world(domains, n_values):  # the subset's queries, but every demo tool shown
-        from harness.cliff import provider_chooser, selection_accuracy_sweep
+    async def whole_world(domains, n_values):  # the subset's queries, but every demo tool offered
+        from harness.cliff import fixed_list_sweep, provider_chooser
         from harness.demo import CONFUSABLE_PAIRS
         from harness.providers.offline import OfflineModel
 
         queries = [q for q in load_demo_queries() if q.domain in domains]
-        return await selection_accuracy_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, ns=n_values,
-                                              seeds=(0, 1, 2), confusable_pairs=CONFUSABLE_PAIRS)
+        return await fixed_list_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, n_values,
+                                      confusable_pairs=CONFUSABLE_PAIRS)
 
     with pytest.raises(AssertionError, match=r"your sweep showed [\d,]+ schema tokens; the reference shows"):
-        run(tool_count_sweep.check(whole_world, small, ns_small, None))
-    with pytest.raises(AssertionError, match=r"the measured curve falls fastest from N=\d+ to N=\d+"):
-        run(tool_count_sweep.check(ns["subset_sweep"], small, ns_small, (1, 8)))
+        run(tool_count_sweep.check(whole_world, domains, n_values, ns["FIRST_FALL"]))
+
+
+def test_tool_count_sweep_needs_a_slice_past_the_reading_budget():
+    ns = solution("02_tool_count_sweep")
+    with pytest.raises(AssertionError, match=r"within the stand-in's reading budget of 3,000: add domains"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git", "issues", "chat"), (2, 4, 8, 24), None))
+
+
+def test_tool_count_sweep_rejects_the_steepest_step_when_it_is_noise():
+    """The trivial answer — where the point estimates fall fastest — is noise on this slice, and the grader says so."""
+    from harness.cliff import accuracy_by_n, steepest_drop
+
+    ns = solution("02_tool_count_sweep")
+    trials = run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"]))
+    n_from, n_to, per_tool = steepest_drop(accuracy_by_n(trials))
+    assert per_tool < 0.01 and n_to != ns["FIRST_FALL"]  # the steepest step is under a point per tool
+    with pytest.raises(AssertionError, match=rf"At N={n_to} accuracy is .* overlaps N=5's .* which is noise: "
+                                             "a fall counts only where the intervals separate"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], n_to))
+    with pytest.raises(AssertionError, match=r"At N=40 accuracy is .* wholly below N=5's .*: the curve does fall measurably"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], None))
+    with pytest.raises(AssertionError, match=r"N=60 is separated from N=5, but an earlier N already is"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], 60))
 
 
 def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
@@ -279,10 +300,21 @@ def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
         run(tune_tools_per_turn.check({k: (0.5, 100.0) for k in tune_tools_per_turn.GRID}, 10, "it felt right"))
 
 
+@pytest.mark.parametrize("reason", ["10", "k=10 is best, 3 times better than k=3", "it solves 0.62 of the tasks"])
+def test_tune_tools_per_turn_wants_the_picks_own_numbers_in_the_reason(reason):
+    """The trivial REASON (a digit, or the pick's number alone) fails, and says which numbers to quote."""
+    curve = {k: (0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID} | {10: (16 / 26, 3365.4)}
+    with pytest.raises(AssertionError, match=r"REASON should justify tools_per_turn=10 with what you measured there: its "
+                                             r"task success \(0.62\) and its schema tokens per task \(3,365\); it quotes"):
+        run(tune_tools_per_turn.check(curve, 10, reason))
+    assert tune_tools_per_turn.quoted(curve, 10, "0.62 of the tasks for 3,365 tokens") == (True, True)
+    assert tune_tools_per_turn.quoted(curve, 10, "62 % at 3365 tokens") == (True, True)
+
+
 def test_tune_tools_per_turn_rechecks_the_points_a_verdict_rests_on():
     curve = {k: (0.9 if k == 5 else 0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID}  # an invented curve
     with pytest.raises(AssertionError, match=r"Your curve has success 0.900 and 5,000 schema tokens at tools_per_turn=5; the reference"):
-        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.9"))
+        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.90 for 5,000 tokens"))
 
 
 def test_design_must_include_holds_pins_to_the_budget_and_the_bar():
@@ -302,8 +334,19 @@ def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
         query_classifier.check(lambda text: "code", ns["classified_query"])
     from harness.queries import query_from_transcript
 
-    with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.000\): beat it on both"):
+    with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.\d+\): beat it on both"):
         query_classifier.check(ns["classify"], query_from_transcript)
+
+
+def test_query_classifier_fails_the_latest_user_message_alone():
+    """The trivial query — the latest user message, no routing — ties itself, and the grader says what to beat and how."""
+    from harness.queries import query_from_user_message
+
+    ns = solution("05_query_classifier")
+    with pytest.raises(AssertionError, match=r"Your query finds the needed tool among 3 at 0.605 of the 86 steps; the latest "
+                                             r"user message alone at 0.605: the difference, \+0.000 \[\+0.000, \+0.000\], "
+                                             r"does not exclude zero\. Route the step that comes next"):
+        query_classifier.check(ns["classify"], query_from_user_message)
 
 
 SAFE = r"[^A-Za-z0-9_]"
