@@ -19,7 +19,7 @@ import pytest
 from harness.demo import DOMAINS, demo_tools, load_demo_queries
 from harness.eval import evaluate
 from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
-                             name_collisions, query_classifier, tool_count_sweep, tune_tools_per_turn)
+                             name_collisions, query_classifier, question_expansion, tool_count_sweep, tune_tools_per_turn)
 from harness.grading.learner import Passed, call
 from harness.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
@@ -35,6 +35,7 @@ GRADERS = {
     "03_tune_tools_per_turn": "tune_tools_per_turn", "04_design_must_include": "design_must_include",
     "05_query_classifier": "query_classifier", "06_name_collisions": "name_collisions",
     "07_deferral_threshold": "deferral_threshold", "08_fused_ranker": "fused_ranker",
+    "09_question_expansion": "question_expansion",
 }
 
 
@@ -80,7 +81,7 @@ def expect(passes: bool, grade) -> None:
 
 # --- structure and committed outputs ----------------------------------------------------------
 
-def test_there_are_eight_exercises_with_solutions_and_graders():
+def test_every_exercise_has_a_solution_and_a_grader():
     assert [p.stem for p in STARTERS] == list(GRADERS)
     assert all(solution_of(p).is_file() for p in STARTERS)
 
@@ -194,6 +195,12 @@ def test_fused_ranker_grader(path, passes):
                                                         ).metrics()[fused_ranker.METRIC] for s in fused_ranker.settings()}
     learner_namespace(path, slice(2, None), ns)  # CHOICE
     expect(passes, lambda: fused_ranker.check(ns["rrf"], ns["make_fused"], ns["CHOICE"]))
+
+
+@pytest.mark.parametrize("path, passes", both("09_question_expansion"))
+def test_question_expansion_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: question_expansion.check(ns["my_questions"]))
 
 
 # --- the graders name what is wrong ------------------------------------------------------------
@@ -392,8 +399,25 @@ def test_every_grader_module_names_its_exercise_and_chapter():
     import harness.grading as grading
 
     for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
-                   query_classifier, name_collisions, deferral_threshold):
+                   query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion):
         doc = module.__doc__ or ""
         name = next(n for n, m in GRADERS.items() if m == module.__name__.rsplit(".", 1)[1])
         assert f"exercises/{name}.ipynb" in doc and re.search(r"Chapter \d", doc), module.__name__
     assert all(m in grading.__doc__ for m in GRADERS.values())
+
+
+@pytest.mark.parametrize("answer, message", [
+    (lambda tool: [], r"0.\d+ with your questions against 0.\d+ with the name in words alone, a paired difference of "
+                      r"-0.\d+ \[.*\], which does not exclude zero. Read the development queries"),
+    (lambda tool: [tool.name], r"a paired difference of [+-]0.0\d+ \[-0.\d+, \+0.\d+\], which does not exclude zero"),
+    ("rule_questions", r"my_questions is Chapter 8's own rule_questions; write rules of your own"),
+    (lambda tool: [q.query for q in question_expansion.split()[1].test if q.gold[0] == tool.id][:8],
+     r"my_questions\(\w+\) writes .*, which contains the labelled query"),
+    (lambda tool: "read file", r"should return a list of question strings, got 'read file'"),
+])
+def test_question_expansion_fails_trivial_and_leaking_answers(answer, message):
+    """Nothing, the name alone, Chapter 8's own writer and the test queries themselves all fail, each saying why."""
+    from harness.retrieval.expansion import rule_questions
+
+    with pytest.raises(AssertionError, match=message):
+        question_expansion.check(rule_questions if answer == "rule_questions" else answer)
