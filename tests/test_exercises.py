@@ -19,7 +19,8 @@ import pytest
 from harness.demo import DOMAINS, demo_tools, load_demo_queries
 from harness.eval import evaluate
 from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
-                             name_collisions, query_classifier, question_expansion, tool_count_sweep, tune_tools_per_turn)
+                             name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
+                             tune_tools_per_turn)
 from harness.grading.learner import Passed, call
 from harness.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
@@ -35,7 +36,7 @@ GRADERS = {
     "03_tune_tools_per_turn": "tune_tools_per_turn", "04_design_must_include": "design_must_include",
     "05_query_classifier": "query_classifier", "06_name_collisions": "name_collisions",
     "07_deferral_threshold": "deferral_threshold", "08_fused_ranker": "fused_ranker",
-    "09_question_expansion": "question_expansion",
+    "09_question_expansion": "question_expansion", "10_proxy_budget": "proxy_budget",
 }
 
 
@@ -201,6 +202,12 @@ def test_fused_ranker_grader(path, passes):
 def test_question_expansion_grader(path, passes):
     ns = learner_namespace(path)
     expect(passes, lambda: question_expansion.check(ns["my_questions"]))
+
+
+@pytest.mark.parametrize("path, passes", both("10_proxy_budget"))
+def test_proxy_budget_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: run(proxy_budget.check(ns["configure"])))
 
 
 # --- the graders name what is wrong ------------------------------------------------------------
@@ -399,7 +406,7 @@ def test_every_grader_module_names_its_exercise_and_chapter():
     import harness.grading as grading
 
     for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
-                   query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion):
+                   query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion, proxy_budget):
         doc = module.__doc__ or ""
         name = next(n for n, m in GRADERS.items() if m == module.__name__.rsplit(".", 1)[1])
         assert f"exercises/{name}.ipynb" in doc and re.search(r"Chapter \d", doc), module.__name__
@@ -421,3 +428,46 @@ def test_question_expansion_fails_trivial_and_leaking_answers(answer, message):
 
     with pytest.raises(AssertionError, match=message):
         question_expansion.check(rule_questions if answer == "rule_questions" else answer)
+
+
+def test_proxy_budget_never_callable_is_every_tool_that_cancels_or_closes():
+    """The rule the exercise states, applied to the tools behind the workbook's four servers."""
+    servers = {"notes": "notes", "tickets": "issues", "calendar": "calendar", "team_chat": "chat"}
+    assert set(proxy_budget.team_config()["mcpServers"]) == set(servers)
+    undoing = {f"{server}__{t.name}" for server, domain in servers.items() for t in demo_tools()
+               if t.domain == domain and t.name.split("_")[0] in {"cancel", "close", "delete", "remove"}}
+    assert undoing == set(proxy_budget.NEVER_CALLABLE)
+
+
+def _listing(tools):
+    def configure(config):
+        config["mcpServers"]["calendar"]["alwaysLoad"] = tools
+        config["mcpServers"]["calendar"]["disabledTools"] = ["cancel_event"]
+        config["mcpServers"]["tickets"]["disabledTools"] = ["close_issue"]
+        return config
+    return configure
+
+
+def _also(server, disabled):
+    def configure(config):
+        config = _listing(["list_events", "create_event"])(config)
+        config["mcpServers"][server]["disabledTools"] = disabled
+        return config
+    return configure
+
+
+@pytest.mark.parametrize("configure, message", [
+    (lambda config: config, r"calendar__list_events, calendar__create_event must be listed at connection .* the client is "
+                            r"given only search_tools, call_tool: use alwaysLoad with tool names"),
+    (_listing(True), r"A client is given \d{3,} tokens of tool definitions at connection, over the budget of 600: .* "
+                     r"List single tools, not whole servers"),
+    (_also("tickets", []), r"tickets__close_issue can still be run through the proxy"),
+    (_also("notes", ["create_note"]), r"The task \"Create a note titled 'groceries'.*\" did not take effect: the stand-in "
+                                      r"called search_tools \(ok\).*and notes__read_note shows no 'milk and eggs'"),
+    (lambda config: {"mcpServers": {"notes": config["mcpServers"]["notes"]}}, r"Your config drops the server\(s\) calendar"),
+    (_listing("calendar"), r"The proxy cannot read your config: "),
+])
+def test_proxy_budget_names_the_rule_broken(configure, message):
+    """The file as given (the trivial answer), a whole server listed, a destructive tool left, a needed tool disabled."""
+    with pytest.raises(AssertionError, match=message):
+        run(proxy_budget.check(configure))
