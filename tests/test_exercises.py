@@ -359,7 +359,7 @@ def test_query_classifier_fails_the_latest_user_message_alone():
     ns = solution("05_query_classifier")
     with pytest.raises(AssertionError, match=r"Your query finds the needed tool among 3 at 0.605 of the 86 steps; the latest "
                                              r"user message alone at 0.605: the difference, \+0.000 \[\+0.000, \+0.000\], "
-                                             r"does not exclude zero\. Route the step that comes next"):
+                                             r"is not wholly above zero\. Route the step that comes next"):
         query_classifier.check(ns["classify"], query_from_user_message)
 
 
@@ -415,8 +415,8 @@ def test_every_grader_module_names_its_exercise_and_chapter():
 
 @pytest.mark.parametrize("answer, message", [
     (lambda tool: [], r"0.\d+ with your questions against 0.\d+ with the name in words alone, a paired difference of "
-                      r"-0.\d+ \[.*\], which does not exclude zero. Read the development queries"),
-    (lambda tool: [tool.name], r"a paired difference of [+-]0.0\d+ \[-0.\d+, \+0.\d+\], which does not exclude zero"),
+                      r"-0.\d+ \[.*\]: the interval is not wholly above zero. Read the development queries"),
+    (lambda tool: [tool.name], r"a paired difference of [+-]0.0\d+ \[-0.\d+, \+0.\d+\]: the interval is not wholly above zero"),
     ("rule_questions", r"my_questions is Chapter 8's own rule_questions; write rules of your own"),
     (lambda tool: [q.query for q in question_expansion.split()[1].test if q.gold[0] == tool.id][:8],
      r"my_questions\(\w+\) writes .*, which contains the labelled query"),

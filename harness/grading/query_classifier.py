@@ -91,7 +91,7 @@ def check(classify: Callable[[str], Any], classified_query: Callable[[Transcript
     said = (f"Your query finds the needed tool among {K} at {rate['both']:.3f} of the {len(latest)} steps; the latest user "
             f"message alone at {statistics.fmean(latest):.3f}: the difference, {gain:+.3f} [{low:+.3f}, {high:+.3f}],")
     if low <= 0:
-        raise AssertionError(f"{said} does not exclude zero. Route the step that comes next, not the whole message: "
+        raise AssertionError(f"{said} is not wholly above zero. Route the step that comes next, not the whole message: "
                              "a message that asks for several things names several domains.")
-    return Passed(f"✓ your classifier routes {accuracy:.0%} of the literal queries right. {said} excludes zero "
+    return Passed(f"✓ your classifier routes {accuracy:.0%} of the literal queries right. {said} is wholly above zero "
                   f"(the transcript query: {transcript['both']:.3f}).")

@@ -94,6 +94,6 @@ def check(my_questions: Callable[[CatalogTool], Any]) -> Passed:
             f"{statistics.fmean(base):.3f} with the name in words alone, a paired difference of {gain:+.3f} "
             f"[{low:+.3f}, {high:+.3f}]")
     if low <= 0:
-        raise AssertionError(f"{said}, which does not exclude zero. Read the development queries your questions still "
+        raise AssertionError(f"{said}: the interval is not wholly above zero. Read the development queries your questions still "
                              "miss (the failures cell) and add the words users say for those tools.")
-    return Passed(f"✓ {said}: better, by an interval that excludes zero.")
+    return Passed(f"✓ {said}: better, by an interval wholly above zero.")
