@@ -19,7 +19,8 @@ import pytest
 from harness.demo import DOMAINS, demo_tools, load_demo_queries
 from harness.eval import evaluate
 from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
-                             name_collisions, query_classifier, tool_count_sweep, tune_tools_per_turn)
+                             name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
+                             tune_tools_per_turn)
 from harness.grading.learner import Passed, call
 from harness.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
@@ -35,6 +36,7 @@ GRADERS = {
     "03_tune_tools_per_turn": "tune_tools_per_turn", "04_design_must_include": "design_must_include",
     "05_query_classifier": "query_classifier", "06_name_collisions": "name_collisions",
     "07_deferral_threshold": "deferral_threshold", "08_fused_ranker": "fused_ranker",
+    "09_question_expansion": "question_expansion", "10_proxy_budget": "proxy_budget",
 }
 
 
@@ -80,7 +82,7 @@ def expect(passes: bool, grade) -> None:
 
 # --- structure and committed outputs ----------------------------------------------------------
 
-def test_there_are_eight_exercises_with_solutions_and_graders():
+def test_every_exercise_has_a_solution_and_a_grader():
     assert [p.stem for p in STARTERS] == list(GRADERS)
     assert all(solution_of(p).is_file() for p in STARTERS)
 
@@ -130,7 +132,7 @@ def test_degraded_descriptions_grader(path, passes):
 @pytest.mark.parametrize("path, passes", both("02_tool_count_sweep"))
 def test_tool_count_sweep_grader(path, passes):
     ns = learner_namespace(path)
-    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["STEEPEST"])))
+    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["FIRST_FALL"])))
 
 
 @pytest.mark.parametrize("path, passes", both("03_tune_tools_per_turn"))
@@ -196,6 +198,18 @@ def test_fused_ranker_grader(path, passes):
     expect(passes, lambda: fused_ranker.check(ns["rrf"], ns["make_fused"], ns["CHOICE"]))
 
 
+@pytest.mark.parametrize("path, passes", both("09_question_expansion"))
+def test_question_expansion_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: question_expansion.check(ns["my_questions"]))
+
+
+@pytest.mark.parametrize("path, passes", both("10_proxy_budget"))
+def test_proxy_budget_grader(path, passes):
+    ns = learner_namespace(path)
+    expect(passes, lambda: run(proxy_budget.check(ns["configure"])))
+
+
 # --- the graders name what is wrong ------------------------------------------------------------
 
 def solution(name: str) -> dict:
@@ -244,25 +258,46 @@ def test_degraded_descriptions_names_the_tool_and_field_at_fault():
 
 def test_tool_count_sweep_names_the_trial_that_differs():
     ns = solution("02_tool_count_sweep")
-    small, ns_small = ("email", "data"), (1, 2, 4, 8)
+    domains, n_values = ns["MY_DOMAINS"], ns["NS"]
     with pytest.raises(AssertionError, match="at least two domains"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), ns_small, None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), n_values, None))
     with pytest.raises(AssertionError, match=r"Every N must be from 1 to 9"):
-        run(tool_count_sweep.check(ns["subset_sweep"], small, (1, 2, 4, 30), None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), None))
 
-    async def whole_world(domains, n_values):  # the subset's queries, but every demo tool shown
-        from harness.cliff import provider_chooser, selection_accuracy_sweep
+    async def whole_world(domains, n_values):  # the subset's queries, but every demo tool offered
+        from harness.cliff import fixed_list_sweep, provider_chooser
         from harness.demo import CONFUSABLE_PAIRS
         from harness.providers.offline import OfflineModel
 
         queries = [q for q in load_demo_queries() if q.domain in domains]
-        return await selection_accuracy_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, ns=n_values,
-                                              seeds=(0, 1, 2), confusable_pairs=CONFUSABLE_PAIRS)
+        return await fixed_list_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, n_values,
+                                      confusable_pairs=CONFUSABLE_PAIRS)
 
     with pytest.raises(AssertionError, match=r"your sweep showed [\d,]+ schema tokens; the reference shows"):
-        run(tool_count_sweep.check(whole_world, small, ns_small, None))
-    with pytest.raises(AssertionError, match=r"the measured curve falls fastest from N=\d+ to N=\d+"):
-        run(tool_count_sweep.check(ns["subset_sweep"], small, ns_small, (1, 8)))
+        run(tool_count_sweep.check(whole_world, domains, n_values, ns["FIRST_FALL"]))
+
+
+def test_tool_count_sweep_needs_a_slice_past_the_reading_budget():
+    ns = solution("02_tool_count_sweep")
+    with pytest.raises(AssertionError, match=r"within the stand-in's reading budget of 3,000: add domains"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git", "issues", "chat"), (2, 4, 8, 24), None))
+
+
+def test_tool_count_sweep_rejects_the_steepest_step_when_it_is_noise():
+    """The trivial answer — where the point estimates fall fastest — is noise on this slice, and the grader says so."""
+    from harness.cliff import accuracy_by_n, steepest_drop
+
+    ns = solution("02_tool_count_sweep")
+    trials = run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"]))
+    n_from, n_to, per_tool = steepest_drop(accuracy_by_n(trials))
+    assert per_tool < 0.01 and n_to != ns["FIRST_FALL"]  # the steepest step is under a point per tool
+    with pytest.raises(AssertionError, match=rf"At N={n_to} accuracy is .* overlaps N=5's .* which is noise: "
+                                             "a fall counts only where the intervals separate"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], n_to))
+    with pytest.raises(AssertionError, match=r"At N=40 accuracy is .* wholly below N=5's .*: the curve does fall measurably"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], None))
+    with pytest.raises(AssertionError, match=r"N=60 is separated from N=5, but an earlier N already is"):
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], 60))
 
 
 def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
@@ -279,10 +314,21 @@ def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
         run(tune_tools_per_turn.check({k: (0.5, 100.0) for k in tune_tools_per_turn.GRID}, 10, "it felt right"))
 
 
+@pytest.mark.parametrize("reason", ["10", "k=10 is best, 3 times better than k=3", "it solves 0.62 of the tasks"])
+def test_tune_tools_per_turn_wants_the_picks_own_numbers_in_the_reason(reason):
+    """The trivial REASON (a digit, or the pick's number alone) fails, and says which numbers to quote."""
+    curve = {k: (0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID} | {10: (16 / 26, 3365.4)}
+    with pytest.raises(AssertionError, match=r"REASON should justify tools_per_turn=10 with what you measured there: its "
+                                             r"task success \(0.62\) and its schema tokens per task \(3,365\); it quotes"):
+        run(tune_tools_per_turn.check(curve, 10, reason))
+    assert tune_tools_per_turn.quoted(curve, 10, "0.62 of the tasks for 3,365 tokens") == (True, True)
+    assert tune_tools_per_turn.quoted(curve, 10, "62 % at 3365 tokens") == (True, True)
+
+
 def test_tune_tools_per_turn_rechecks_the_points_a_verdict_rests_on():
     curve = {k: (0.9 if k == 5 else 0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID}  # an invented curve
     with pytest.raises(AssertionError, match=r"Your curve has success 0.900 and 5,000 schema tokens at tools_per_turn=5; the reference"):
-        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.9"))
+        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.90 for 5,000 tokens"))
 
 
 def test_design_must_include_holds_pins_to_the_budget_and_the_bar():
@@ -302,8 +348,19 @@ def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
         query_classifier.check(lambda text: "code", ns["classified_query"])
     from harness.queries import query_from_transcript
 
-    with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.000\): beat it on both"):
+    with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.\d+\): beat it on both"):
         query_classifier.check(ns["classify"], query_from_transcript)
+
+
+def test_query_classifier_fails_the_latest_user_message_alone():
+    """The trivial query — the latest user message, no routing — ties itself, and the grader says what to beat and how."""
+    from harness.queries import query_from_user_message
+
+    ns = solution("05_query_classifier")
+    with pytest.raises(AssertionError, match=r"Your query finds the needed tool among 3 at 0.605 of the 86 steps; the latest "
+                                             r"user message alone at 0.605: the difference, \+0.000 \[\+0.000, \+0.000\], "
+                                             r"is not wholly above zero\. Route the step that comes next"):
+        query_classifier.check(ns["classify"], query_from_user_message)
 
 
 SAFE = r"[^A-Za-z0-9_]"
@@ -349,8 +406,68 @@ def test_every_grader_module_names_its_exercise_and_chapter():
     import harness.grading as grading
 
     for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
-                   query_classifier, name_collisions, deferral_threshold):
+                   query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion, proxy_budget):
         doc = module.__doc__ or ""
         name = next(n for n, m in GRADERS.items() if m == module.__name__.rsplit(".", 1)[1])
         assert f"exercises/{name}.ipynb" in doc and re.search(r"Chapter \d", doc), module.__name__
     assert all(m in grading.__doc__ for m in GRADERS.values())
+
+
+@pytest.mark.parametrize("answer, message", [
+    (lambda tool: [], r"0.\d+ with your questions against 0.\d+ with the name in words alone, a paired difference of "
+                      r"-0.\d+ \[.*\]: the interval is not wholly above zero. Read the development queries"),
+    (lambda tool: [tool.name], r"a paired difference of [+-]0.0\d+ \[-0.\d+, \+0.\d+\]: the interval is not wholly above zero"),
+    ("rule_questions", r"my_questions is Chapter 8's own rule_questions; write rules of your own"),
+    (lambda tool: [q.query for q in question_expansion.split()[1].test if q.gold[0] == tool.id][:8],
+     r"my_questions\(\w+\) writes .*, which contains the labelled query"),
+    (lambda tool: "read file", r"should return a list of question strings, got 'read file'"),
+])
+def test_question_expansion_fails_trivial_and_leaking_answers(answer, message):
+    """Nothing, the name alone, Chapter 8's own writer and the test queries themselves all fail, each saying why."""
+    from harness.retrieval.expansion import rule_questions
+
+    with pytest.raises(AssertionError, match=message):
+        question_expansion.check(rule_questions if answer == "rule_questions" else answer)
+
+
+def test_proxy_budget_never_callable_is_every_tool_that_cancels_or_closes():
+    """The rule the exercise states, applied to the tools behind the workbook's four servers."""
+    servers = {"notes": "notes", "tickets": "issues", "calendar": "calendar", "team_chat": "chat"}
+    assert set(proxy_budget.team_config()["mcpServers"]) == set(servers)
+    undoing = {f"{server}__{t.name}" for server, domain in servers.items() for t in demo_tools()
+               if t.domain == domain and t.name.split("_")[0] in {"cancel", "close", "delete", "remove"}}
+    assert undoing == set(proxy_budget.NEVER_CALLABLE)
+
+
+def _listing(tools):
+    def configure(config):
+        config["mcpServers"]["calendar"]["alwaysLoad"] = tools
+        config["mcpServers"]["calendar"]["disabledTools"] = ["cancel_event"]
+        config["mcpServers"]["tickets"]["disabledTools"] = ["close_issue"]
+        return config
+    return configure
+
+
+def _also(server, disabled):
+    def configure(config):
+        config = _listing(["list_events", "create_event"])(config)
+        config["mcpServers"][server]["disabledTools"] = disabled
+        return config
+    return configure
+
+
+@pytest.mark.parametrize("configure, message", [
+    (lambda config: config, r"calendar__list_events, calendar__create_event must be listed at connection .* the client is "
+                            r"given only search_tools, call_tool: use alwaysLoad with tool names"),
+    (_listing(True), r"A client is given \d{3,} tokens of tool definitions at connection, over the budget of 600: .* "
+                     r"List single tools, not whole servers"),
+    (_also("tickets", []), r"tickets__close_issue can still be run through the proxy"),
+    (_also("notes", ["create_note"]), r"The task \"Create a note titled 'groceries'.*\" did not take effect: the stand-in "
+                                      r"called search_tools \(ok\).*and notes__read_note shows no 'milk and eggs'"),
+    (lambda config: {"mcpServers": {"notes": config["mcpServers"]["notes"]}}, r"Your config drops the server\(s\) calendar"),
+    (_listing("calendar"), r"The proxy cannot read your config: "),
+])
+def test_proxy_budget_names_the_rule_broken(configure, message):
+    """The file as given (the trivial answer), a whole server listed, a destructive tool left, a needed tool disabled."""
+    with pytest.raises(AssertionError, match=message):
+        run(proxy_budget.check(configure))

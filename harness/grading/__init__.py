@@ -17,6 +17,8 @@ loop are ``async`` (``await check(...)`` in a notebook cell, ``asyncio.run`` in 
 * :mod:`~harness.grading.name_collisions` — exercise 6 (after Chapter 5)
 * :mod:`~harness.grading.deferral_threshold` — exercise 7 (after Chapter 5)
 * :mod:`~harness.grading.fused_ranker` — exercise 8 (after Chapter 6)
+* :mod:`~harness.grading.question_expansion` — exercise 9 (after Chapter 8)
+* :mod:`~harness.grading.proxy_budget` — exercise 10 (after Chapter 7)
 
 Shared by several: :mod:`~harness.grading.learner` (calling the learner's code, the verdict) and
 :mod:`~harness.grading.pareto` (a fair check of a cost/benefit pick).

@@ -1,6 +1,6 @@
 """Calling the learner's code from a grader, and the verdict a grader returns.
 
-Introduced with the exercises (``exercises/``, which follow Chapters 1–5); every grader in
+Introduced with the exercises (``exercises/``, which follow Chapters 1–8); every grader in
 :mod:`harness.grading` uses it.
 
 A starter's functions raise ``NotImplementedError`` until they are written, and a half-written

@@ -14,6 +14,7 @@ setting, the one with most success per token); the whole grid is the learner's t
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from typing import Any
 
@@ -43,6 +44,23 @@ async def reference_point(k: int) -> tuple[float, float]:
     """(task success, mean schema tokens per task) with ``tools_per_turn=k``, offline stand-in, default query."""
     runs = await run_scenarios(OfflineModel(), fresh_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
     return success_rate(runs), statistics.fmean(r.schema_tokens for r in runs)
+
+
+def _numbers(text: str) -> list[float]:
+    """Every number written in ``text`` ("3,365", "0.62", "62 %" → 3365.0, 0.62, 62.0)."""
+    return [float(m.replace(",", "")) for m in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+
+
+def quoted(curve: dict[int, tuple[float, float]], pick: int, reason: str) -> tuple[bool, bool]:
+    """Whether ``reason`` quotes the pick's measured success (to 2 places, or as a percentage) and its tokens (within 1 %).
+
+    A digit alone, or the pick's own label, is not a justification: the sentence must carry what
+    was measured at the pick, so that a reader can check it against the curve.
+    """
+    success, tokens = curve[pick]
+    said = _numbers(reason)
+    return (any(abs(x - success) < 0.0051 or abs(x / 100 - success) < 0.0051 for x in said),
+            any(abs(x - tokens) <= 0.01 * tokens for x in said))
 
 
 def _same(a: float, b: float) -> bool:
@@ -104,6 +122,11 @@ async def check(curve: Any, pick: Any, reason: Any) -> Passed:
         raise AssertionError(f"PICK should be one of the tools_per_turn settings in your curve {sorted(curve)}; got {pick!r}.")
     if not isinstance(reason, str) or not any(ch.isdigit() for ch in reason):
         raise AssertionError("REASON should justify the pick with the numbers you measured; it has none.")
+    has_success, has_tokens = quoted(curve, pick, reason)
+    if not (has_success and has_tokens):
+        what = "only its success" if has_success else "only its tokens" if has_tokens else "neither"
+        raise AssertionError(f"REASON should justify tools_per_turn={pick} with what you measured there: its task success "
+                             f"({curve[pick][0]:.2f}) and its schema tokens per task ({curve[pick][1]:,.0f}); it quotes {what}.")
     points = [Point(k, tokens, success) for k, (success, tokens) in sorted(curve.items())]
     best, thrifty = best_points(points)
     for k in dict.fromkeys([pick, best.label, thrifty.label]):
