@@ -55,7 +55,8 @@ def dense_available() -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _numpy_model() -> NumpyMiniLM:
+def query_model() -> NumpyMiniLM:
+    """The one loaded model every :class:`Encoder` shares (raises RuntimeError when the extra is missing)."""
     reason = dense_unavailable_reason()
     if reason:
         raise RuntimeError(reason)
@@ -95,7 +96,7 @@ class Encoder:
 
     def _model_encode(self, texts: list[str]) -> np.ndarray:
         self.texts_encoded += len(texts)
-        return _numpy_model().embed_many(texts, self.batch_size)
+        return query_model().embed_many(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
         """Unit-length float32 vectors, one row per text (recent texts come from memory).

@@ -1,0 +1,52 @@
+"""Where a hybrid query's time goes: the stages timed are the path ``rank`` runs, and the bench prints them."""
+from __future__ import annotations
+
+import pytest
+
+from harness.retrieval.datasets import demo_dataset
+from harness.retrieval.dense import DenseRetriever, Encoder, dense_available, dense_unavailable_reason
+from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.query_time import breakdown, load_average, table
+
+pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
+
+QUERIES = ["what is the weather in Paris tomorrow", "send an email to my manager", "open the calendar"]
+
+
+@pytest.fixture(scope="module")
+def hybrid() -> HybridRetriever:
+    tools, _ = demo_dataset()
+    return HybridRetriever(tools, dense=DenseRetriever(tools, encoder=Encoder()))
+
+
+def test_every_stage_is_timed_once_per_query_and_adds_up_to_no_more_than_the_total(hybrid):
+    times = breakdown(hybrid, QUERIES)  # raises if the staged ranking is not hybrid.rank's
+    stages = [s for s in times.wall if s != "total"]
+    assert stages[:2] == ["tokenize", "token embeddings"] and stages[-4:] == [
+        "catalog matmul", "dense top-100", "bm25 top-100", "fusion"]
+    assert [s for s in stages if s.startswith("layer")] == [f"layer {i}" for i in range(1, 7)]
+    for clock in (times.wall, times.cpu):
+        assert all(len(v) == len(QUERIES) and min(v) >= 0 for v in clock.values())
+    for q in range(len(QUERIES)):
+        assert sum(times.wall[s][q] for s in stages) <= times.wall["total"][q]
+    assert times.percentile("total", 50) <= times.percentile("total", 95)
+    printed = table(times)
+    assert printed.splitlines()[0].split()[:3] == ["stage", "wall", "p50"] and "layer 6" in printed
+
+
+def test_a_hybrid_without_a_dense_retriever_is_refused():
+    tools, _ = demo_dataset()
+    with pytest.raises(ValueError, match="DenseRetriever"):
+        breakdown(HybridRetriever(tools, dense=FieldedBM25(tools)), QUERIES)
+
+
+def test_the_bench_prints_each_stage_with_the_load_average(hybrid):
+    from harness.bench import stage_rows, table as bench_table
+
+    rows = stage_rows(hybrid, QUERIES[:2], "stages-74")
+    assert rows[-1].retriever == "hybrid-rrf: total" and all(r.p50_ms <= r.p95_ms for r in rows)
+    assert all(r.n_queries == 2 and r.n_tools == len(hybrid.dense.ids) and r.load is not None for r in rows)
+    printed = bench_table(rows, k=5)
+    assert "hybrid-rrf: layer 3" in printed and printed.splitlines()[3].split()[-1] == "load"
+    assert load_average().startswith("load average ")
