@@ -17,7 +17,9 @@ development quarter is cut by *gold set*, so no tool combination of the test was
 learned components are cross-validated inside the test part two ways, labelled in ``held_out``:
 folds by query id (*memorisation*: the same jobs recur, as users repeat them) and folds by gold
 set (*generalisation*: no combination on both sides). Latency rows at 500, 2,797 (MCP-Zero) and
-~28,000 tools (MCP-Zero copied under renamed ids); the scale curve (:mod:`harness.scale_curve`)
+~28,000 tools (MCP-Zero copied under renamed ids), with one more row per stage of hybrid-rrf's
+query path at 2,797 tools (:mod:`harness.retrieval.query_time`) and, on every latency row, the
+1-minute load average (a busy machine is slower); the scale curve (:mod:`harness.scale_curve`)
 gives recall against catalog size on real tools only. Index build times are measured with a warm
 embedding cache. Quality is measured with every query embedded up front in batches (same vectors,
 far less time); the latency columns come from re-running the first 50 queries (10 with

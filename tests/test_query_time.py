@@ -1,6 +1,9 @@
 """Where a hybrid query's time goes: the stages timed are the path ``rank`` runs, and the bench prints them."""
 from __future__ import annotations
 
+import importlib.util
+
+import numpy as np
 import pytest
 
 from harness.retrieval.datasets import demo_dataset
@@ -50,3 +53,23 @@ def test_the_bench_prints_each_stage_with_the_load_average(hybrid):
     printed = bench_table(rows, k=5)
     assert "hybrid-rrf: layer 3" in printed and printed.splitlines()[3].split()[-1] == "load"
     assert load_average().startswith("load average ")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("threadpoolctl") is None, reason="threadpoolctl is not installed")
+def test_a_querys_catalog_product_runs_on_one_blas_thread_too(hybrid):
+    """Outside the embedding the product with the catalog woke the second BLAS thread, which then
+    spun: hybrid-rrf cost 32 ms of CPU per query where the embedding alone cost 11 ms."""
+    from threadpoolctl import ThreadpoolController
+
+    controller = ThreadpoolController()
+    seen: list[int] = []
+
+    class Spy(np.ndarray):
+        def __matmul__(self, other):
+            seen.append(controller.select(user_api="blas").info()[0]["num_threads"])
+            return np.asarray(self) @ other
+
+    dense = hybrid.dense
+    spy = DenseRetriever.from_vectors(dense.ids, dense.matrix.view(Spy), dense.encoder)
+    assert spy.rank("send an email", 3) == dense.rank("send an email", 3)
+    assert seen == [1]

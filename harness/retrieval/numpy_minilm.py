@@ -15,13 +15,14 @@ The vectors equal sentence-transformers' to within 1e-5: :func:`reference` holds
 library itself computed for a few texts (``scripts/minilm_reference.py`` made them), which Chapter 6
 and the tests check against; with the library installed, the tests also compare live. Texts are embedded in batches of similar length, padded and masked, so a catalog
 costs seconds. A single query is what a search waits for, so its path is kept short: one BLAS
-thread (:meth:`NumpyMiniLM.threads_for`), the weights in the layout BLAS multiplies fastest for a
+thread (:func:`one_blas_thread`), the weights in the layout BLAS multiplies fastest for a
 few rows (:func:`_linear`), no mask when nothing is padded. :mod:`harness.retrieval.query_time`
 shows where its time goes.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.resources
 import importlib.util
@@ -68,6 +69,7 @@ def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return (weight @ x.T).T + bias
 
 
+@functools.lru_cache(maxsize=1)
 def _blas_controller() -> "ThreadpoolController | None":
     """threadpoolctl's handle on NumPy's BLAS (part of the embedding extra), or None without it."""
     try:
@@ -75,6 +77,18 @@ def _blas_controller() -> "ThreadpoolController | None":
     except ImportError:
         return None
     return ThreadpoolController()
+
+
+def one_blas_thread() -> ContextManager[object]:
+    """NumPy's BLAS on one thread inside the block (no change without threadpoolctl).
+
+    A query is a handful of tokens and one vector against the catalog: splitting such small
+    products across threads saves little on an idle machine, and on a busy one each product waits
+    for every thread to be scheduled and the idle threads spin afterwards (measured at 2,797 tools,
+    load 8 on 2 cores: a query's embedding took 300 ms p50 on two threads, 24 ms on one).
+    """
+    controller = _blas_controller()
+    return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
 
 
 def reference() -> dict:
@@ -121,7 +135,6 @@ class NumpyMiniLM:
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()  # batches are padded here, to their own longest text
         self.tokenizer.enable_truncation(MAX_TOKENS)
-        self._blas = _blas_controller()
         self.heads = config["num_attention_heads"]
         self.eps = config["layer_norm_eps"]
         w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in load_file(str(folder / "model.safetensors")).items()}
@@ -190,15 +203,8 @@ class NumpyMiniLM:
         return self.pool(x, mask)
 
     def threads_for(self, texts: int) -> ContextManager[object]:
-        """One BLAS thread for a single text, the library's default for a batch.
-
-        A query is a handful of tokens: splitting its small products across threads saves little
-        on an idle machine, and on a busy one each product waits for every thread to be scheduled
-        (measured at 2,797 tools under load: one thread cut a query's embedding from 300 ms to 24 ms).
-        """
-        if texts > 1 or self._blas is None:
-            return contextlib.nullcontext()
-        return self._blas.limit(limits=1, user_api="blas")
+        """:func:`one_blas_thread` for a single text (a query), the library's default for a batch."""
+        return one_blas_thread() if texts == 1 else contextlib.nullcontext()
 
     def batch_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Token ids padded to the longest text, and the mask of real tokens (both batch × length)."""

@@ -27,6 +27,7 @@ import numpy as np
 from harness.ranking import exact_first, top_ids
 from harness.retrieval.dense import DenseRetriever, query_model
 from harness.retrieval.hybrid import HybridRetriever, rrf
+from harness.retrieval.numpy_minilm import one_blas_thread
 
 T = TypeVar("T")
 
@@ -63,7 +64,7 @@ def breakdown(hybrid: HybridRetriever, queries: Sequence[str]) -> StageTimes:
         raise ValueError("The breakdown times a hybrid whose dense part is a DenseRetriever.")
     model, depth = query_model(), hybrid.depth
     times = StageTimes()
-    with model.threads_for(1):  # as Encoder embeds one query
+    with one_blas_thread():  # as DenseRetriever.scores runs a query
         for query in queries:
             start = time.perf_counter(), time.process_time()
             ids, mask = times.timed("tokenize", lambda: model.batch_ids([query]))
