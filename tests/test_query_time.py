@@ -73,3 +73,10 @@ def test_a_querys_catalog_product_runs_on_one_blas_thread_too(hybrid):
     spy = DenseRetriever.from_vectors(dense.ids, dense.matrix.view(Spy), dense.encoder)
     assert spy.rank("send an email", 3) == dense.rank("send an email", 3)
     assert seen == [1]
+
+
+def test_percentiles_are_nearest_rank_as_the_reports():
+    from harness.retrieval.query_time import nearest_rank
+
+    values = [float(v) for v in range(10, 0, -1)]
+    assert (nearest_rank(values, 50), nearest_rank(values, 95), nearest_rank(values, 0)) == (5.0, 10.0, 1.0)

@@ -45,7 +45,7 @@ from harness.retrieval.datasets import dataset_dir, load_queries, load_tools, st
 from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, embed_tools, query_model
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.numpy_minilm import MAX_TOKENS, model_dir
-from harness.retrieval.query_time import load_average
+from harness.retrieval.query_time import load_average, nearest_rank
 from harness.retrieval.zero_shot import METRIC, Catalog, catalogs, per_query
 
 ARTEFACT = "embedder_results.json"
@@ -196,16 +196,11 @@ def timings(n: int = 100) -> dict[str, Any]:
             work(q)
             cpu_ms.append(1000 * (time.process_time() - c))
             wall_ms.append(1000 * (time.perf_counter() - w))
-        out[label] = {clock: {"p50_ms": round(_percentile(v, 50), 2), "p95_ms": round(_percentile(v, 95), 2)}
+        out[label] = {clock: {"p50_ms": round(nearest_rank(v, 50), 2), "p95_ms": round(nearest_rank(v, 95), 2)}
                       for clock, v in (("wall", wall_ms), ("cpu", cpu_ms))}
     out["load_after"] = load_average()
     out["queries"] = len(queries)
     return out
-
-
-def _percentile(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, -(-p * len(ordered) // 100) - 1))]
 
 
 def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:

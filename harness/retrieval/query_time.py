@@ -16,6 +16,7 @@ rank exactly as ``rank`` does, so the parts measured are the path that runs.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -49,8 +50,13 @@ class StageTimes:
 
     def percentile(self, stage: str, p: float, clock: str = "wall") -> float:
         """Nearest-rank percentile of one stage's times (as :meth:`harness.eval.Report.latency_ms`)."""
-        times = sorted(getattr(self, clock)[stage])
-        return times[min(len(times) - 1, max(0, -(-p * len(times) // 100) - 1))]
+        return nearest_rank(getattr(self, clock)[stage], p)
+
+
+def nearest_rank(values: Sequence[float], p: float) -> float:
+    """The nearest-rank ``p``-th percentile (as :meth:`harness.eval.Report.latency_ms` takes it)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
 def breakdown(hybrid: HybridRetriever, queries: Sequence[str]) -> StageTimes:
