@@ -63,7 +63,7 @@ def test_one_text_runs_on_one_blas_thread_and_a_batch_on_the_librarys_default(mo
     instead of 24 ms measured at load 8 on 2 cores): one text runs on one thread, a batch is left alone."""
     from threadpoolctl import ThreadpoolController
 
-    model = numpy_minilm.NumpyMiniLM(numpy_minilm.model_dir())
+    model = numpy_minilm.NumpyMiniLM(numpy_minilm.model_dir(), onnx_queries=False)
     controller = ThreadpoolController()
     default = controller.select(user_api="blas").info()[0]["num_threads"]
     seen: list[int] = []
@@ -75,3 +75,17 @@ def test_one_text_runs_on_one_blas_thread_and_a_batch_on_the_librarys_default(mo
     assert seen == [1, default]
     assert controller.select(user_api="blas").info()[0]["num_threads"] == default  # restored afterwards
     assert np.abs(one[0] - batch[0]).max() < 1e-5
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None,
+                    reason="ONNX Runtime is not installed: queries take the NumPy path")
+def test_onnx_runtime_embeds_a_query_as_the_library_and_numpy_do():
+    """The one-text path built from the same checked weights gives sentence-transformers' vectors, and
+    the NumPy path's for a text cut at 256 tokens (every position embedding used)."""
+    model = numpy_minilm.NumpyMiniLM(numpy_minilm.model_dir())
+    assert type(model.query_session()).__name__ == "QuerySession"
+    alone = np.stack([model.embed(t) for t in REFERENCE["texts"]])
+    assert alone.dtype == np.float32 and np.abs(alone - np.asarray(REFERENCE["vectors"])).max() < 1e-5
+    numpy_only = numpy_minilm.NumpyMiniLM(numpy_minilm.model_dir(), onnx_queries=False)
+    long = "deploy " * 400
+    assert np.abs(model.embed(long) - numpy_only.embed(long)).max() < 1e-5

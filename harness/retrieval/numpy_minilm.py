@@ -16,8 +16,9 @@ library itself computed for a few texts (``scripts/minilm_reference.py`` made th
 and the tests check against; with the library installed, the tests also compare live. Texts are embedded in batches of similar length, padded and masked, so a catalog
 costs seconds. A single query is what a search waits for, so its path is kept short: one BLAS
 thread (:func:`one_blas_thread`), the weights in the layout BLAS multiplies fastest for a
-few rows (:func:`_linear`), no mask when nothing is padded. :mod:`harness.retrieval.query_time`
-shows where its time goes.
+few rows (:func:`_linear`), no mask when nothing is padded — and, where ONNX Runtime is installed,
+the same weights run by it (:mod:`harness.retrieval.onnx_minilm`, about three times faster for one
+text). :mod:`harness.retrieval.query_time` shows where the time goes.
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     from threadpoolctl import ThreadpoolController
+
+    from harness.retrieval.onnx_minilm import QuerySession
 
 #: SHA-256 of upstream ``sentence-transformers/all-MiniLM-L6-v2`` (revision 1110a243) files: the
 #: weights are checked before they are used, whoever packaged them.
@@ -123,7 +126,8 @@ def verify(folder: Path) -> None:
 class NumpyMiniLM:
     """A BERT sentence encoder read from a model folder (safetensors + tokenizer.json), run in NumPy."""
 
-    def __init__(self, folder: Path | str) -> None:
+    def __init__(self, folder: Path | str, *, onnx_queries: bool = True) -> None:
+        """``onnx_queries``: embed single texts with ONNX Runtime when it is installed (:mod:`.onnx_minilm`)."""
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -135,6 +139,8 @@ class NumpyMiniLM:
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()  # batches are padded here, to their own longest text
         self.tokenizer.enable_truncation(MAX_TOKENS)
+        self._onnx_queries = onnx_queries
+        self._session: "QuerySession | None | bool" = False  # built on the first query
         self.heads = config["num_attention_heads"]
         self.eps = config["layer_norm_eps"]
         w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in load_file(str(folder / "model.safetensors")).items()}
@@ -206,6 +212,14 @@ class NumpyMiniLM:
         """:func:`one_blas_thread` for a single text (a query), the library's default for a batch."""
         return one_blas_thread() if texts == 1 else contextlib.nullcontext()
 
+    def query_session(self) -> "QuerySession | None":
+        """The ONNX Runtime session single texts are embedded with, or None (then NumPy embeds them)."""
+        if self._session is False:
+            from harness.retrieval.onnx_minilm import query_session
+
+            self._session = query_session(self) if self._onnx_queries else None
+        return self._session  # type: ignore[return-value]
+
     def batch_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Token ids padded to the longest text, and the mask of real tokens (both batch × length)."""
         return _pad([e.ids for e in self.tokenizer.encode_batch(list(texts))])
@@ -220,6 +234,8 @@ class NumpyMiniLM:
 
     def embed_many_ids(self, encoded: Sequence[Sequence[int]], batch_size: int = 32) -> np.ndarray:
         """:meth:`embed_many` for texts already tokenised (each a list of ids, [CLS] … [SEP])."""
+        if len(encoded) == 1 and (session := self.query_session()) is not None:
+            return session.embed_ids(encoded[0]).reshape(1, -1).astype(np.float32, copy=False)
         out = np.zeros((len(encoded), self.words.shape[1]), dtype=np.float32)
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         with self.threads_for(len(encoded)):

@@ -1,4 +1,4 @@
-"""Where one hybrid query's time goes: tokenizer, each layer of the embedding, the catalog, BM25, fusion.
+"""Where one hybrid query's time goes: tokenizer, the embedding (layer by layer in NumPy), the catalog, BM25, fusion.
 
 Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``), which reports hybrid-rrf's
 latency at 2,797 tools.
@@ -69,16 +69,20 @@ def breakdown(hybrid: HybridRetriever, queries: Sequence[str]) -> StageTimes:
     if not isinstance(dense, DenseRetriever):
         raise ValueError("The breakdown times a hybrid whose dense part is a DenseRetriever.")
     model, depth = query_model(), hybrid.depth
+    session = model.query_session()  # ONNX Runtime's one stage, or NumPy's layers one by one
     times = StageTimes()
     with one_blas_thread():  # as DenseRetriever.scores runs a query
         for query in queries:
             start = time.perf_counter(), time.process_time()
             ids, mask = times.timed("tokenize", lambda: model.batch_ids([query]))
-            b, n = ids.shape
-            x = times.timed("token embeddings", lambda: model.embed_positions(ids))
-            for i in range(len(model.layers)):
-                x = times.timed(f"layer {i + 1}", lambda: model.layer(x, i, b, n, None))
-            vector = times.timed("pooling", lambda: model.pool(x, mask))[0]
+            if session is not None:
+                vector = times.timed("embedding (onnx)", lambda: session.embed_ids(ids[0]))
+            else:
+                b, n = ids.shape
+                x = times.timed("token embeddings", lambda: model.embed_positions(ids))
+                for i in range(len(model.layers)):
+                    x = times.timed(f"layer {i + 1}", lambda: model.layer(x, i, b, n, None))
+                vector = times.timed("pooling", lambda: model.pool(x, mask))[0]
             scores = times.timed("catalog matmul", lambda: dense.matrix @ vector)
             dense_ids = times.timed(f"dense top-{depth}", lambda: top_ids(dense.ids, scores, depth, positive_only=False))
             lexical_ids = times.timed(f"bm25 top-{depth}", lambda: hybrid.lexical.rank(query, depth))
