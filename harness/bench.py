@@ -17,7 +17,9 @@ development quarter is cut by *gold set*, so no tool combination of the test was
 learned components are cross-validated inside the test part two ways, labelled in ``held_out``:
 folds by query id (*memorisation*: the same jobs recur, as users repeat them) and folds by gold
 set (*generalisation*: no combination on both sides). Latency rows at 500, 2,797 (MCP-Zero) and
-~28,000 tools (MCP-Zero copied under renamed ids); the scale curve (:mod:`harness.scale_curve`)
+~28,000 tools (MCP-Zero copied under renamed ids), with one more row per stage of hybrid-rrf's
+query path at 2,797 tools (:mod:`harness.retrieval.query_time`) and, on every latency row, the
+1-minute load average (a busy machine is slower); the scale curve (:mod:`harness.scale_curve`)
 gives recall against catalog size on real tools only. Index build times are measured with a warm
 embedding cache. Quality is measured with every query embedded up front in batches (same vectors,
 far less time); the latency columns come from re-running the first 50 queries (10 with
@@ -45,6 +47,7 @@ from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, den
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.named import make_retriever
+from harness.retrieval.query_time import breakdown
 from harness.retrieval.records import CatalogTool, Query
 from harness.retrieval.splits import By, development_split, folds
 from harness.retrieval.task import TaskRetriever, clauses
@@ -74,6 +77,7 @@ class Row:
     p50_ms: float | None = None
     p95_ms: float | None = None
     token_cut: float | None = None  # share of schema tokens saved by showing only the top k
+    load: float | None = None  # 1-minute load average when the latency was measured (a busy machine is slower)
 
 
 #: Chapter 8's zero-shot ideas (hierarchy, planning, expansion, a re-ranker trained on ToolLens development rows).
@@ -158,7 +162,7 @@ def bench_dataset(tools: Sequence[CatalogTool], query_sets: dict[str, list[Query
             row = quality_row(label, name, evaluate(r, queries, name=name), tools, build, k,
                               hit_only=label.endswith("-step"))
             timing = live_latency(r, queries, encoder, latency_n)
-            row.p50_ms, row.p95_ms = timing.latency_ms(50), timing.latency_ms(95)
+            row.p50_ms, row.p95_ms, row.load = timing.latency_ms(50), timing.latency_ms(95), os.getloadavg()[0]
             rows.append(row)
     return rows
 
@@ -221,7 +225,7 @@ def bench_usage(tools: Sequence[CatalogTool], queries: list[Query], dense: bool,
                             by)[0] for by in ("query", "gold")]
     timing = live_latency(UsagePriorRetriever(queries, base), queries, encoder, latency_n)
     for row in rows:
-        row.p50_ms, row.p95_ms = timing.latency_ms(50), timing.latency_ms(95)
+        row.p50_ms, row.p95_ms, row.load = timing.latency_ms(50), timing.latency_ms(95), os.getloadavg()[0]
     return rows
 
 
@@ -232,7 +236,8 @@ def scaled(tools: Sequence[CatalogTool], copies: int) -> list[CatalogTool]:
 
 def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense: bool, quick: bool) -> list[Row]:
     """p50/p95 query latency of rank_bm25 vs the inverted index vs hybrid, at growing catalog sizes
-    (hybrid only in the full run: its first run embeds the whole catalog)."""
+    (hybrid only in the full run: its first run embeds the whole catalog), and where hybrid-rrf's
+    time goes at the catalog's own size (:mod:`harness.retrieval.query_time`)."""
     names = ["bm25", "bm25-inverted"] + (["hybrid-rrf", "hierarchical", "hybrid-rrf+plan", "rerank-lr"] if dense and not quick else [])
     factories = {name: by_name(name) for name in names}
     sizes = [("scale-500", list(catalog[:500])), (f"scale-{len(catalog)}", list(catalog))]
@@ -247,8 +252,17 @@ def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense:
             r, build = timed_build(factory, tools, encoder)
             report = evaluate(r, query_set, name=name)
             rows.append(Row(label, name, len(query_set), len(tools), build_s=build,
-                            p50_ms=report.latency_ms(50), p95_ms=report.latency_ms(95)))
+                            p50_ms=report.latency_ms(50), p95_ms=report.latency_ms(95), load=os.getloadavg()[0]))
+            if name == "hybrid-rrf" and len(tools) == len(catalog):
+                rows += stage_rows(r, queries, f"stages-{len(tools)}")
     return rows
+
+
+def stage_rows(hybrid: Ranker, queries: Sequence[str], label: str) -> list[Row]:
+    """One latency row per stage of a hybrid query (tokenizer, embedding layers, catalog, BM25, fusion)."""
+    times = breakdown(hybrid, queries)
+    return [Row(label, f"hybrid-rrf: {stage}", len(queries), len(hybrid.dense.ids), p50_ms=times.percentile(stage, 50),
+                p95_ms=times.percentile(stage, 95), load=os.getloadavg()[0]) for stage in times.wall]
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -271,12 +285,12 @@ def table(rows: Sequence[Row], k: int) -> str:
                      + " ".join(f"{with_interval(r.metrics.get(c), r.intervals.get(c)):>19}" for c in SHOWN)
                      + f" {_fmt(r.token_cut, 2):>6}")
     timing = [r for r in rows if r.p50_ms is not None]
-    head = (f"{'dataset':<18} {'retriever':<24} {'held out':<31} {'n':>5} {'tools':>6} {'build_s':>8} {'p50_ms':>7} "
-            f"{'p95_ms':>7}")
+    head = (f"{'dataset':<18} {'retriever':<30} {'held out':<31} {'n':>5} {'tools':>6} {'build_s':>8} {'p50_ms':>7} "
+            f"{'p95_ms':>7} {'load':>5}")
     lines += ["", head, "-" * len(head)]
     for r in timing:
-        lines.append(f"{r.dataset:<18} {r.retriever:<24} {r.held_out:<31} {r.n_queries:>5} {r.n_tools:>6} "
-                     f"{_fmt(r.build_s, 2):>8} {_fmt(r.p50_ms, 2):>7} {_fmt(r.p95_ms, 2):>7}")
+        lines.append(f"{r.dataset:<18} {r.retriever:<30} {r.held_out:<31} {r.n_queries:>5} {r.n_tools:>6} "
+                     f"{_fmt(r.build_s, 2):>8} {_fmt(r.p50_ms, 2):>7} {_fmt(r.p95_ms, 2):>7} {_fmt(r.load, 1):>5}")
     return "\n".join(lines)
 
 

@@ -65,6 +65,10 @@ def top_ids(ids: Sequence[str], scores: np.ndarray, k: int | None, *, candidates
     if positive_only:
         keep = vals > 0
         idx, vals = idx[keep], vals[keep]
+    if k is not None and k < len(vals) and not np.isnan(vals).any():  # NaN sorts last: keep the full sort
+        # only the k best are returned: sort them and every tie of the k-th, not the whole catalog
+        keep = vals >= np.partition(vals, len(vals) - k)[len(vals) - k]
+        idx, vals = idx[keep], vals[keep]
     order = np.lexsort((idx, -vals))
     return [ids[i] for i in idx[order[:k]]]
 

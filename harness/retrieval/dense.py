@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness.ranking import require_tools, top_ids
-from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir
+from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir, one_blas_thread
 from harness.retrieval.records import CatalogTool
 from harness.safe_text import valid_unicode
 from harness.text import split_identifier
@@ -55,7 +55,8 @@ def dense_available() -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _numpy_model() -> NumpyMiniLM:
+def query_model() -> NumpyMiniLM:
+    """The one loaded model every :class:`Encoder` shares (raises RuntimeError when the extra is missing)."""
     reason = dense_unavailable_reason()
     if reason:
         raise RuntimeError(reason)
@@ -95,7 +96,7 @@ class Encoder:
 
     def _model_encode(self, texts: list[str]) -> np.ndarray:
         self.texts_encoded += len(texts)
-        return _numpy_model().embed_many(texts, self.batch_size)
+        return query_model().embed_many(texts, self.batch_size)
 
     def encode(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
         """Unit-length float32 vectors, one row per text (recent texts come from memory).
@@ -213,8 +214,10 @@ class DenseRetriever:
         return made
 
     def scores(self, query: str) -> np.ndarray:
-        """Cosine similarity of every tool to the query (vectors are unit length)."""
-        return self.matrix @ self.encoder.encode([query])[0]
+        """Cosine similarity of every tool to the query (vectors are unit length); the query's whole
+        path on one BLAS thread (see :func:`~harness.retrieval.numpy_minilm.one_blas_thread`)."""
+        with one_blas_thread():
+            return self.matrix @ self.encoder.encode([query])[0]
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         return top_ids(self.ids, self.scores(query), k, positive_only=False)
