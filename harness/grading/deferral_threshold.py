@@ -18,6 +18,7 @@ number is the stand-in's.
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import statistics
@@ -124,15 +125,11 @@ def totals(runs: Sequence[ScenarioRun]) -> tuple[int, int]:
 
 @functools.cache
 def _reference_dev() -> dict[Setting, tuple[int, int]]:
-    import asyncio
-
     return {setting: totals(runs) for setting, runs in asyncio.run(grid(reference_deferral_for)).items()}
 
 
 async def _reference_grid() -> dict[Setting, tuple[int, int]]:
     """The reference grid on the development scenarios (computed once per process, in a thread: a loop may be running)."""
-    import asyncio
-
     return await asyncio.to_thread(_reference_dev)
 
 
