@@ -101,6 +101,15 @@ def parameters_summary(t: Tool) -> dict[str, str]:
     return out
 
 
+def _checked_limit(limit: object) -> int:
+    """``limit`` as a whole number of tools from 1 to :data:`MAX_LIMIT`, or a one-sentence ValueError."""
+    if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
+    return limit
+
+
 class ToolSearch:
     """``search_tools(query, limit)`` over deferred tools; what it finds becomes callable.
 
@@ -111,16 +120,19 @@ class ToolSearch:
     nothing returns the names of what exists (PizzaPi), never silence — or, above
     :data:`MAX_LISTED_NAMES` tools, the count per domain, since an unranked dump drowns the model.
     Found tools stay for the session (``keep_loaded``) or go when :meth:`end_turn` is called.
+    ``limit`` is what a search returns when the model names no limit (models rarely do), so it is
+    the setting to tune (Exercise 7).
     Subclasses add names a tool also answers to (Chapter 5: the MCP server's own name).
     """
 
     def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True,
-                 retriever: RankerSpec = None) -> None:
+                 retriever: RankerSpec = None, limit: int = DEFAULT_LIMIT) -> None:
+        self.limit = _checked_limit(limit)
         self.loaded = list(loaded)
         self.keep_loaded = keep_loaded
         deferred = list(deferred)
         ranker = build_ranker(retriever, deferred) if deferred else ToolCatalog([])
-        self.selector = Selector(ranker, deferred, k=DEFAULT_LIMIT, exact_first=True, names_of=self.names_of)
+        self.selector = Selector(ranker, deferred, k=self.limit, exact_first=True, names_of=self.names_of)
         self._activated: dict[str, Tool] = {}
         self.tool = Tool(
             name=SEARCH_TOOL_NAME,
@@ -129,7 +141,7 @@ class ToolSearch:
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "description": "What you want to do, or a tool name."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": self.limit,
                               "description": "How many tools to return at most."},
                 },
                 "required": ["query"],
@@ -155,17 +167,13 @@ class ToolSearch:
         """Deferred tools the query names exactly (any name :meth:`names_of` gives), in the order it names them."""
         return [self.selector.get(n) for n in self.selector.exact_matches(query)]
 
-    def find(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Tool]:
-        """Exact-name matches first, then the ranker's ranking; no duplicates; at most ``limit`` tools."""
+    def find(self, query: str, limit: int | None = None) -> list[Tool]:
+        """Exact-name matches first, then the ranker's ranking; no duplicates; at most ``limit`` tools (the search's own when None)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("search_tools needs a non-empty query: describe the task or name a tool.")
-        if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
-            limit = int(limit)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
-        return self.selector.select(query, limit)
+        return self.selector.select(query, self.limit if limit is None else _checked_limit(limit))
 
-    def search(self, query: str, limit: int = DEFAULT_LIMIT) -> str:
+    def search(self, query: str, limit: int | None = None) -> str:
         """Run ``search_tools``: the matches as compact JSON, activated; or the names that exist."""
         found = self.find(query, limit)
         for t in found:

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from harness.catalog import ToolCatalog
-from harness.discovery import ToolSearch, discovery_tool, listing
+from harness.discovery import DEFAULT_LIMIT, ToolSearch, discovery_tool, listing
 from harness.registry import ToolRegistry
 
 
@@ -49,3 +49,13 @@ def test_a_query_that_matches_nothing_is_quoted_short_and_unable_to_act_on_a_scr
     note = json.loads(ToolSearch([], small_tools).search(query))["note"]
     assert len(note) < 300 and "…" in note
     assert "\u202e" not in note and "\x1b" not in note and "\\u202e" in note
+
+
+def test_the_search_limit_is_a_constructor_argument_that_defaults_as_before(small_tools):
+    assert ToolSearch([], small_tools).tool.input_schema["properties"]["limit"]["default"] == DEFAULT_LIMIT
+    one = ToolSearch([], small_tools, limit=1)
+    assert one.tool.input_schema["properties"]["limit"]["default"] == 1
+    assert len(json.loads(one.search("search the code and docs"))["matches"]) == 1  # a model that names no limit
+    assert len(one.find("search the code and docs create_event", 3)) == 3  # a limit asked for still wins
+    with pytest.raises(ValueError, match="limit must be a whole number from 1 to 50, got 0"):
+        ToolSearch([], small_tools, limit=0)

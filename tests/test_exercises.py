@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from harness.demo import DOMAINS, demo_tools, load_demo_queries
+from harness.demo import demo_tools, load_demo_queries
+from harness.discovery import DEFAULT_LIMIT
 from harness.eval import evaluate
 from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
                              name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
@@ -165,22 +166,10 @@ def test_name_collisions_grader(path, passes):
     expect(passes, lambda: name_collisions.check(ns["canonical_name"]))
 
 
-def demo_sessions() -> tuple[dict, list]:
-    """Sessions of growing size over the demo world's domains (as if each were a server), and its literal queries as tasks.
-
-    The notebook measures the real-server landscape; the grader works on any sessions, and these need no processes.
-    """
-    tools = demo_tools()
-    by_domain = {d: [t for t in tools if t.domain == d] for d in DOMAINS}
-    sessions = {f"{n} domains": {d: by_domain[d] for d in DOMAINS[:n]} for n in (3, 7, len(DOMAINS))}
-    return sessions, [(q.query, q.gold[0]) for q in load_demo_queries() if q.kind == "literal"]
-
-
 @pytest.mark.parametrize("path, passes", both("07_deferral_threshold"))
 def test_deferral_threshold_grader(path, passes):
     ns = learner_namespace(path)
-    sessions, tasks = demo_sessions()
-    expect(passes, lambda: deferral_threshold.check(ns["session_cost"], ns["choose_setting"], sessions, tasks))
+    expect(passes, lambda: run(deferral_threshold.check(ns["deferral_for"], ns["choose_setting"])))
 
 
 @pytest.mark.parametrize("path, passes", both("08_fused_ranker"))
@@ -386,20 +375,25 @@ def test_name_collisions_accepts_the_harness_name_table():
     assert verdict.endswith(f"{len(name_collisions.IDENTITIES)} of {len(name_collisions.IDENTITIES)} equal harness.mcp.names.NameTable's.")
 
 
-def test_deferral_threshold_checks_the_cost_and_the_pick():
-    ns = solution("07_deferral_threshold")
-    sessions, tasks = demo_sessions()
-    with pytest.raises(AssertionError, match=r"session_cost on '3 domains' at threshold 1,000, limit 3 gives 0 tokens"):
-        deferral_threshold.check(lambda *args: (0, 0), ns["choose_setting"], sessions, tasks)
-    with pytest.raises(AssertionError, match=r"solves \d+ of \d+ tasks, fewer than the \d+ \(90%\) asked for"):
-        deferral_threshold.check(ns["session_cost"], lambda results: (1_000, 1), sessions, tasks)
-    with pytest.raises(AssertionError, match=r"more than 1.5× the cheapest setting that solves 90%"):
-        deferral_threshold.check(ns["session_cost"], lambda results: (50_000, 1), sessions, tasks)
+def test_deferral_threshold_refuses_the_default_that_defers_nothing():
+    """The trivial answer, Claude Code's 10 % threshold and the search's default limit, defers no session here."""
+    with pytest.raises(AssertionError, match=r"Threshold 20,000 defers nothing here .* more than 1.5× the cheapest setting "
+                                             r"that solves at least \d+ .* choose from the results rather than a default"):
+        run(deferral_threshold.check(deferral_threshold.reference_deferral_for, lambda results: (20_000, DEFAULT_LIMIT)))
+
+
+def test_deferral_threshold_checks_the_loading_on_effects_and_the_pick():
+    def never_defers(threshold, limit):
+        return deferral_threshold.reference_deferral_for(10**9, limit)
+
+    with pytest.raises(AssertionError, match=r"deferral_for\(1,000, 1\) on the session 'code' \(which it defers\) runs \d+ of "
+                                             r"\d+ scenarios differently"):
+        run(deferral_threshold.check(never_defers, lambda results: (1_000, 8)))
+    with pytest.raises(AssertionError, match=r"solves \d+ development scenarios, fewer than \d+ \(90% of the best"):
+        run(deferral_threshold.check(deferral_threshold.reference_deferral_for, lambda results: (1_000, 1)))
     results = {(1, 1): (100, 9), (1, 2): (100, 10), (2, 1): (300, 10)}
     with pytest.raises(AssertionError, match=r"beaten by threshold 1 with limit 2"):
-        deferral_threshold.judge(results, (1, 1), 10)
-    with pytest.raises(AssertionError, match="No task needs a tool"):
-        deferral_threshold.check(ns["session_cost"], ns["choose_setting"], sessions, [("do something", "no_such_tool")])
+        deferral_threshold.judge(results, (1, 1))
 
 
 def test_every_grader_module_names_its_exercise_and_chapter():

@@ -1,151 +1,215 @@
 """Grader for exercise 7, the deferral threshold and the ``search_tools`` limit (``exercises/07_deferral_threshold.ipynb``).
 
-The exercise follows Chapter 5 (MCP integration). A session's MCP tool definitions are either all
+The exercise follows Chapter 5 (MCP integration). A session's tool definitions are either all
 sent every turn or, once they pass a token threshold, deferred behind ``search_tools``
-(:func:`harness.mcp.deferral.plan_deferral`); a search returns up to ``limit`` tools
-(:class:`harness.mcp.tool_search.ToolSearch`). Over sessions of growing size, the learner
-measures what each (threshold, limit) costs and solves, and writes the rule that picks one.
+(:func:`harness.mcp.deferral.plan_deferral`); a search returns up to ``limit`` tools when the
+model names no limit (:class:`harness.discovery.ToolSearch`). The demo world's domains stand in
+for servers, and sessions grow domain by domain; each session runs the demo scenarios it can do
+(every tool they need is in it) through the agent loop, and a scenario counts as solved only when
+the world is in the right state afterwards (:mod:`harness.demo.effects`), as in the chapters.
 
-The cost of a task is the schema tokens the model is shown for it: the loaded definitions, plus
-``search_tools``' own definition when anything is deferred, plus — when the needed tool is not
-loaded — the definitions of the tools the search activates. A task is solved when its tool is
-loaded or among what the search returns. A fair pick solves at least :data:`MIN_SOLVED` of the
-tasks, lies on the Pareto front of the grid (:mod:`harness.grading.pareto`), and costs at most
-:data:`MAX_COST_FACTOR` times the cheapest setting that clears that floor: paying for more solved
-tasks is a choice, loading everything "to be safe" is not tuning. The grader computes
-every number itself; it works on any sessions and tasks, real servers' or the demo world's.
+The learner writes ``deferral_for(threshold, limit)`` (how one setting loads a catalog's tools)
+and ``choose_setting`` (the rule that picks a setting from the development scenarios' grid). A
+fair pick lies on the Pareto front, solves at least :data:`MIN_SHARE` of what the best setting
+solves, and costs at most :data:`MAX_COST_FACTOR` times the cheapest setting that does: loading
+everything "to be safe" is not tuning. The graded report is the pick against loading every tool
+on the held-out scenarios, with 95 % intervals. Every run uses the offline stand-in, so every
+number is the stand-in's.
 """
 from __future__ import annotations
 
+import asyncio
+import functools
 import math
+import statistics
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.agent import Deferral
+from harness.catalog import ToolCatalog
+from harness.demo import DOMAINS, demo_tools, load_scenarios
+from harness.discovery import ToolSearch
 from harness.grading.learner import Passed, call
 from harness.grading.pareto import Point, dominator
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
-from harness.mcp.tool_search import ToolSearch
-from harness.tokens import tool_tokens, tools_tokens
+from harness.providers.offline import OfflineModel
+from harness.ranking import Selector
+from harness.rates import bootstrap_interval, paired_difference_interval
+from harness.scenarios import ScenarioRun, run_scenarios
+from harness.tokens import tools_tokens
 from harness.tools import Tool
 
-THRESHOLDS = (1_000, 2_500, 5_000, 10_000, 20_000, 50_000)
-LIMITS = (1, 3, 5, 8, 12)
-MIN_SOLVED = 0.90
-#: A pick may cost at most this multiple of the cheapest setting that clears MIN_SOLVED.
+THRESHOLDS = (1_000, 3_000, 5_000, 20_000)  # 20,000: Claude Code's default, 10 % of a 200k window
+LIMITS = (1, 3, 5, 8)
+#: Sessions grow domain by domain (each domain standing in for a server): the threshold matters because sizes differ.
+SESSIONS: dict[str, tuple[str, ...]] = {"code": tuple(DOMAINS[:3]), "+ web and office": tuple(DOMAINS[:7]),
+                                        "every domain": tuple(DOMAINS)}
+#: A pick must solve at least this share of what the most-solving setting solves.
+MIN_SHARE = 0.90
+#: A pick may cost at most this multiple of the cheapest setting that clears MIN_SHARE.
 MAX_COST_FACTOR = 1.5
 
-Session = Mapping[str, Sequence[Tool]]  # server -> its tools
-Task = tuple[str, str]  # (request, the tool it needs)
 Setting = tuple[int, int]  # (threshold, limit)
+DeferralFor = Callable[[int, int], Callable[[ToolCatalog], Deferral]]
 
 
-def tasks_in(session: Session, tasks: Sequence[Task]) -> list[Task]:
-    """The tasks whose tool this session has."""
-    names = {t.name for tools in session.values() for t in tools}
-    return [task for task in tasks if task[1] in names]
+def session_tools(domains: Sequence[str]) -> list[Tool]:
+    """A fresh demo world's tools of ``domains`` (a fresh world: one scenario's writes never reach the next)."""
+    return [t for t in demo_tools() if t.domain in domains]
 
 
-class SessionReference:
-    """The reference cost of one session's tasks at any (threshold, limit); each search runs once."""
-
-    def __init__(self, session: Session, tasks: Sequence[Task]) -> None:
-        self.session = {server: list(tools) for server, tools in session.items()}
-        self.tasks = tasks_in(session, tasks)
-        self._by_name = {t.name: t for tools in self.session.values() for t in tools}
-        self._found: dict[tuple[tuple[str, ...], str], list[Tool]] = {}
-        self._costs: dict[Setting, tuple[int, int]] = {}
-
-    def _search(self, loaded: Sequence[str], deferred: Sequence[str], request: str) -> list[Tool]:
-        """What ``search_tools`` returns at the widest limit (a smaller limit returns a prefix of it)."""
-        key = (tuple(deferred), request)
-        if key not in self._found:
-            search = ToolSearch([self._by_name[n] for n in loaded], [self._by_name[n] for n in deferred])
-            self._found.update({(tuple(deferred), r): search.find(r, max(LIMITS)) for r, _ in self.tasks})
-        return self._found[key]
-
-    def cost(self, threshold: int, limit: int) -> tuple[int, int]:
-        """(schema tokens over all tasks, tasks solved)."""
-        if (threshold, limit) not in self._costs:
-            self._costs[(threshold, limit)] = self._cost(threshold, limit)
-        return self._costs[(threshold, limit)]
-
-    def _cost(self, threshold: int, limit: int) -> tuple[int, int]:
-        plan = plan_deferral(self.session, {}, DeferralPolicy(threshold_tokens=threshold, threshold_share=None))
-        search_tool = ToolSearch([], []).tool
-        shown = sum(plan.tokens[n] for n in plan.loaded) + (tool_tokens(search_tool) if plan.deferred else 0)
-        tokens = solved = 0
-        for request, needed in self.tasks:
-            tokens += shown
-            if needed in plan.loaded:
-                solved += 1
-                continue
-            found = self._search(plan.loaded, plan.deferred, request)[:limit]
-            tokens += tools_tokens(found)
-            solved += needed in {t.name for t in found}
-        return tokens, solved
+def servers_of(tools: Sequence[Tool]) -> dict[str, list[Tool]]:
+    """``{domain: its tools}``: the demo world's domains as the servers a deferral plan groups by."""
+    servers: dict[str, list[Tool]] = {}
+    for t in tools:
+        servers.setdefault(t.domain or "local", []).append(t)
+    return servers
 
 
-def grid_results(references: Sequence[SessionReference]) -> dict[Setting, tuple[int, int]]:
-    """(tokens, solved) summed over the sessions, for every setting of the grid."""
-    return {(th, lim): tuple(map(sum, zip(*(r.cost(th, lim) for r in references))))
-            for th in THRESHOLDS for lim in LIMITS}
+def scenarios_in(domains: Sequence[str], split: str) -> list[Any]:
+    """The ``split``'s scenarios whose needed tools (every turn's) are all in the session."""
+    names = {t.name for t in session_tools(domains)}
+    return [s for s in load_scenarios(split) if set(s.tools).union(*map(set, s.setup_tools)) <= names]
 
 
-def _spot_checks(references: Mapping[str, SessionReference]) -> list[tuple[str, int, int]]:
-    """Settings where the learner's ``session_cost`` must agree: each session deferred and not, and the widest search."""
-    largest = max(references, key=lambda name: len(references[name].tasks))
-    return ([(name, THRESHOLDS[0], 3) for name in references] + [(name, THRESHOLDS[-1], 3) for name in references]
-            + [(largest, THRESHOLDS[0], LIMITS[-1])])
+def reference_deferral_for(threshold: int, limit: int) -> Callable[[ToolCatalog], Deferral]:
+    """Every tool loaded while the session's definitions total at most ``threshold``; above it, every tool behind a search of ``limit``."""
+    def deferral(catalog: ToolCatalog) -> Deferral:
+        tools = list(catalog.tools)
+        plan = plan_deferral(servers_of(tools), {}, DeferralPolicy(threshold_tokens=threshold, threshold_share=None))
+        if not plan.deferred:
+            return Deferral(extra_tools=lambda: tools)
+        by_name = {t.name: t for t in tools}
+        search = ToolSearch([by_name[n] for n in plan.loaded], [by_name[n] for n in plan.deferred], limit=limit)
+        return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn, known=list(by_name),
+                        hint="Call search_tools to load it.")
+    return deferral
 
 
-def check_session_cost(session_cost: Callable[..., Any], references: Mapping[str, SessionReference]) -> None:
-    for name, threshold, limit in _spot_checks(references):
-        ref = references[name]
-        got = call("session_cost", session_cost, ref.session, ref.tasks, threshold, limit)
-        want = ref.cost(threshold, limit)
-        if not isinstance(got, (list, tuple)) or len(got) != 2:
-            raise AssertionError(f"session_cost(...) should return (tokens, solved); got {got!r}.")
-        if tuple(got) != want:
-            raise AssertionError(f"session_cost on '{name}' at threshold {threshold:,}, limit {limit} gives {got[0]:,} tokens "
-                                 f"and {got[1]} solved; the reference gives {want[0]:,} and {want[1]} (of "
-                                 f"{len(ref.tasks)} tasks): count the loaded definitions, search_tools' own when anything "
-                                 "is deferred, and the definitions of the tools a search returns.")
+def _nothing_per_turn(catalog: ToolCatalog) -> Selector:
+    return Selector.over(ToolCatalog([]))  # no per-turn choice: what the model sees is the deferral's (Chapter 5)
 
 
-def judge(results: Mapping[Setting, tuple[int, int]], pick: Setting, n_tasks: int) -> Point:
+async def run_setting(deferral_for: DeferralFor, threshold: int, limit: int, session: str, split: str) -> list[ScenarioRun]:
+    """The session's ``split`` scenarios, run by the offline stand-in with the tools loaded as ``deferral_for`` says."""
+    domains = SESSIONS[session]
+    make = call("deferral_for", deferral_for, threshold, limit)
+    return await run_scenarios(OfflineModel(), lambda: ToolCatalog(session_tools(domains)), scenarios_in(domains, split),
+                               selector=_nothing_per_turn,
+                               deferral=lambda catalog: call("the function deferral_for returned", make, catalog))
+
+
+def deferred(threshold: int, session: str) -> bool:
+    """Does ``threshold`` defer this session (its definitions total more)?"""
+    return tools_tokens(session_tools(SESSIONS[session])) > threshold
+
+
+async def grid(deferral_for: DeferralFor, split: str = "dev") -> dict[Setting, list[ScenarioRun]]:
+    """Every setting's runs over every session. A session the threshold does not defer is run once: the limit plays no part."""
+    runs: dict[tuple[str, int | None], list[ScenarioRun]] = {}
+    out: dict[Setting, list[ScenarioRun]] = {}
+    for threshold in THRESHOLDS:
+        for limit in LIMITS:
+            out[(threshold, limit)] = []
+            for session in SESSIONS:
+                key = (session, limit if deferred(threshold, session) else None)
+                if key not in runs:
+                    runs[key] = await run_setting(deferral_for, threshold, limit, session, split)
+                out[(threshold, limit)] += runs[key]
+    return out
+
+
+def totals(runs: Sequence[ScenarioRun]) -> tuple[int, int]:
+    """(schema tokens sent over the runs, runs whose effects hold)."""
+    return sum(r.schema_tokens for r in runs), sum(r.success for r in runs)
+
+
+@functools.cache
+def _reference_dev() -> dict[Setting, tuple[int, int]]:
+    return {setting: totals(runs) for setting, runs in asyncio.run(grid(reference_deferral_for)).items()}
+
+
+async def _reference_grid() -> dict[Setting, tuple[int, int]]:
+    """The reference grid on the development scenarios (computed once per process, in a thread: a loop may be running)."""
+    return await asyncio.to_thread(_reference_dev)
+
+
+SPOT_CHECKS = ((1_000, 1, "code"), (3_000, 3, "code"), (3_000, 3, "+ web and office"), (5_000, 8, "every domain"),
+               (20_000, 5, "every domain"))
+
+
+async def check_deferral_for(deferral_for: DeferralFor) -> None:
+    """The learner's loading gives the reference's effects and schema tokens, scenario by scenario, deferred and not."""
+    for threshold, limit, session in SPOT_CHECKS:
+        got = await run_setting(deferral_for, threshold, limit, session, "dev")
+        want = await run_setting(reference_deferral_for, threshold, limit, session, "dev")
+        differ = [(g, w) for g, w in zip(got, want) if (g.success, g.schema_tokens) != (w.success, w.schema_tokens)]
+        if differ:
+            g, w = differ[0]
+            state = "defers" if deferred(threshold, session) else "does not defer"
+            raise AssertionError(
+                f"deferral_for({threshold:,}, {limit}) on the session '{session}' (which it {state}) runs {len(differ)} of "
+                f"{len(got)} scenarios differently from the reference, e.g. '{g.scenario.id}': solved {g.success} with "
+                f"{g.schema_tokens:,} schema tokens against {w.success} with {w.schema_tokens:,}; load every tool while the "
+                "definitions total at most the threshold, otherwise defer them behind ToolSearch(..., limit=limit).")
+
+
+def judge(results: Mapping[Setting, tuple[int, int]], pick: Setting) -> Point:
+    """The pick's point, or an AssertionError saying which standard it misses and what meets it."""
     points = [Point(setting, tokens, solved) for setting, (tokens, solved) in results.items()]
     chosen = next(p for p in points if p.label == pick)
-    need = math.ceil(MIN_SOLVED * n_tasks)
+    need = math.ceil(MIN_SHARE * max(p.benefit for p in points))
+    cheapest = min((p for p in points if p.benefit >= need), key=lambda p: (p.cost, -p.benefit))
+    fair = (f"the cheapest setting that solves at least {need} (threshold {cheapest.label[0]:,}, limit {cheapest.label[1]}: "
+            f"{cheapest.benefit} solved for {cheapest.cost:,} schema tokens)")
+    if not any(deferred(pick[0], s) for s in SESSIONS):
+        largest = max(tools_tokens(session_tools(d)) for d in SESSIONS.values())
+        if chosen.cost > MAX_COST_FACTOR * cheapest.cost:
+            raise AssertionError(
+                f"Threshold {pick[0]:,} defers nothing here (the largest session's definitions total {largest:,} tokens), "
+                f"so every definition is paid on every turn: {chosen.cost:,} schema tokens for {chosen.benefit} solved, "
+                f"more than {MAX_COST_FACTOR:g}× {fair}; choose from the results rather than a default.")
     if chosen.benefit < need:
-        raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} solves {chosen.benefit} of {n_tasks} tasks, "
-                             f"fewer than the {need} ({MIN_SOLVED:.0%}) asked for.")
+        raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} solves {chosen.benefit} development scenarios, "
+                             f"fewer than {need} ({MIN_SHARE:.0%} of the best setting's {max(p.benefit for p in points)}).")
     better = dominator(chosen, points)
     if better is not None:
         raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} ({chosen.benefit} solved, {chosen.cost:,} tokens) is "
                              f"beaten by threshold {better.label[0]:,} with limit {better.label[1]} ({better.benefit} solved, "
                              f"{better.cost:,} tokens).")
-    cheapest = min((p for p in points if p.benefit >= need), key=lambda p: (p.cost, -p.benefit))
     if chosen.cost > MAX_COST_FACTOR * cheapest.cost:
-        raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} solves {chosen.benefit} of {n_tasks} tasks for "
-                             f"{chosen.cost:,} tokens, more than {MAX_COST_FACTOR:g}× the cheapest setting that solves "
-                             f"{MIN_SOLVED:.0%} (threshold {cheapest.label[0]:,}, limit {cheapest.label[1]}: "
-                             f"{cheapest.benefit} solved for {cheapest.cost:,}).")
+        raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} costs {chosen.cost:,} schema tokens for "
+                             f"{chosen.benefit} solved, more than {MAX_COST_FACTOR:g}× {fair}.")
     return chosen
 
 
-def check(session_cost: Callable[..., Any], choose_setting: Callable[..., Any], sessions: Mapping[str, Session],
-          tasks: Sequence[Task]) -> Passed:
-    """Grade exercise 7: ``session_cost`` agrees with the reference, and ``choose_setting`` picks a fair setting."""
-    references = {name: SessionReference(session, tasks) for name, session in sessions.items()}
-    if not any(r.tasks for r in references.values()):
-        raise AssertionError("No task needs a tool these sessions have: nothing to measure.")
-    check_session_cost(session_cost, references)
-    results = grid_results(list(references.values()))
+async def held_out_report(pick: Setting) -> str:
+    """The pick against loading every tool on the held-out scenarios: success with 95 % intervals, the paired difference, tokens."""
+    runs = {name: [r for s in SESSIONS for r in await run_setting(reference_deferral_for, *setting, s, "heldout")]
+            for name, setting in (("pick", pick), ("all", (THRESHOLDS[-1], LIMITS[0])))}
+    wins = {name: [float(r.success) for r in rs] for name, rs in runs.items()}
+    low, high = paired_difference_interval(wins["pick"], wins["all"])
+    verdict = "separated" if low > 0 or high < 0 else "not separated"
+
+    def rate(name: str) -> str:
+        a, b = bootstrap_interval(wins[name])
+        return f"{statistics.fmean(wins[name]):.2f} [{a:.2f}, {b:.2f}]"
+
+    tokens = {name: statistics.fmean(r.schema_tokens for r in rs) for name, rs in runs.items()}
+    return (f"held out ({len(wins['pick'])} scenario runs, offline stand-in): success {rate('pick')} against {rate('all')} "
+            f"loading every tool, difference {statistics.fmean(wins['pick']) - statistics.fmean(wins['all']):+.2f} "
+            f"[{low:+.2f}, {high:+.2f}] ({verdict}); schema tokens per run {tokens['pick']:,.0f} against {tokens['all']:,.0f}")
+
+
+async def check(deferral_for: DeferralFor, choose_setting: Callable[..., Any]) -> Passed:
+    """Grade exercise 7: ``deferral_for`` runs like the reference, and ``choose_setting`` picks a fair setting."""
+    await check_deferral_for(deferral_for)
+    results = await _reference_grid()
     pick = call("choose_setting", choose_setting, dict(results))
     if not isinstance(pick, (list, tuple)) or tuple(pick) not in results:
         raise AssertionError(f"choose_setting(results) should return one of the (threshold, limit) keys of results; got {pick!r}.")
-    n_tasks = sum(len(r.tasks) for r in references.values())
-    chosen = judge(results, tuple(pick), n_tasks)
-    load_all = sum(len(r.tasks) * tools_tokens([t for ts in r.session.values() for t in ts]) for r in references.values())
-    return Passed(f"✓ threshold {pick[0]:,} with limit {pick[1]} solves {chosen.benefit} of {n_tasks} tasks "
-                  f"({chosen.benefit / n_tasks:.0%}) for {chosen.cost:,} schema tokens, {1 - chosen.cost / load_all:.0%} fewer "
-                  f"than loading every tool ({load_all:,}); on the Pareto front of {len(results)} settings.")
+    chosen = judge(results, tuple(pick))
+    load_all = results[(THRESHOLDS[-1], LIMITS[0])][0]
+    n_dev = sum(len(scenarios_in(d, "dev")) for d in SESSIONS.values())
+    return Passed(f"✓ threshold {pick[0]:,} with limit {pick[1]}: on the development scenarios {chosen.benefit} of {n_dev} solved for "
+                  f"{chosen.cost:,} schema tokens, {1 - chosen.cost / load_all:.0%} fewer than loading every tool; "
+                  f"{await held_out_report(tuple(pick))}.")
