@@ -7,7 +7,11 @@ then the messages — and Anthropic's cache serves only an exact *prefix* of it 
 request wrote. So the order of the tools block matters for cost as well as for choice: a
 selector that shows different tools each turn changes the prompt at its first block and reads
 nothing back, while a deferral that keeps found tools loaded changes it only when a search adds
-one. :func:`cache_use` replays the prompts a run actually sent under the documented rules
+one. A third placement keeps the tools block fixed and expands found tools *after the
+conversation*, inside the search result (Anthropic's ``tool_reference`` blocks, OpenAI's
+``tool_search_output``, a proxy's ``search_tools`` answer): :func:`found_tools_in_messages`
+rewrites a deferred run's requests that way, so all earlier blocks stay a prefix the cache can
+read. :func:`cache_use` replays the prompts a run actually sent under the documented rules
 (:class:`CacheRules`); :class:`PromptRecorder` collects those prompts from any provider.
 
 The rules modelled (Anthropic's prompt-caching documentation, automatic caching: one
@@ -77,6 +81,37 @@ def prompt_of(tools: Sequence[Tool], system: str, transcript: Transcript, encodi
         text = json.dumps(m.to_api(), ensure_ascii=False)
         blocks.append(Block("message", _digest(text), count_text(text, encoding)))
     return Prompt(tuple(blocks))
+
+
+def found_tools_in_messages(prompts: Sequence[Prompt]) -> list[Prompt]:
+    """The same requests with each found tool's definition expanded after the conversation.
+
+    A tool that is not in the first request's tools block was found during the run; its
+    definition moves from the tools block to right after the last message of the first request
+    that had it (the search result that found it) and stays there in every later request, as
+    conversation history does. For tools kept loaded the tokens are unchanged; only where the found
+    definitions sit differs.
+    """
+    if not prompts:
+        return []
+    base = {b.key for b in prompts[0].blocks if b.kind == "tool"}
+    found_after: dict[Block, int] = {}  # a found definition -> how many messages precede it
+    out, earlier = [], ()
+    for i, prompt in enumerate(prompts):
+        messages = tuple(b for b in prompt.blocks if b.kind == "message")
+        if messages[:len(earlier)] != earlier:
+            raise ValueError(f"request {i + 1} does not continue the conversation of the request before it, "
+                             "so found tools have no place after it.")
+        for b in prompt.blocks:
+            if b.kind == "tool" and b.key not in base:
+                found_after.setdefault(b, len(messages))
+        head = [b for b in prompt.blocks if b.kind == "system" or (b.kind == "tool" and b.key in base)]
+        body = [b for b, n in found_after.items() if n == 0]
+        for j, m in enumerate(messages, start=1):
+            body += [m, *(b for b, n in found_after.items() if n == j)]
+        out.append(Prompt(tuple(head + body)))
+        earlier = messages
+    return out
 
 
 class PromptRecorder:

@@ -84,7 +84,7 @@ def test_loading_strategies_through_the_real_loop_and_their_cache_use():
     from harness import ToolCatalog
     from harness.demo import demo_tools, load_scenarios
     from harness.mcp.deferral import loading_strategies
-    from harness.prompt_cache import run_recorded
+    from harness.prompt_cache import found_tools_in_messages, run_recorded
     from harness.providers.offline import OfflineModel
 
     scenario = next(s for s in load_scenarios("dev") if s.kind == "task" and len(s.tools) >= 2)
@@ -100,5 +100,43 @@ def test_loading_strategies_through_the_real_loop_and_their_cache_use():
     first = runs["deferred search, keep loaded"].prompts[0]
     assert [b.kind for b in first.blocks].count("tool") == 1  # search_tools alone
     assert first.tool_tokens < every[0].tool_tokens
+    deferred = runs["deferred search, keep loaded"].prompts
+    at_end = found_tools_in_messages(deferred)
+    assert [p.tokens for p in at_end] == [p.tokens for p in deferred]
+    assert all(p.blocks[:2] == first.blocks[:2] for p in at_end), "search_tools and the system prompt stay first"
     use = runs["all tools"].use(CacheRules(min_tokens=1024))
     assert use.read >= (len(every) - 1) * every[0].tool_tokens and use.uncached == 0
+
+
+def test_found_tools_expanded_after_the_conversation_keep_the_prefix():
+    from harness.prompt_cache import found_tools_in_messages
+
+    def R(tools, msgs):
+        """A request: tool blocks, a system prompt of 30 tokens, message blocks."""
+        return Prompt((*(Block("tool", k, n) for k, n in tools), Block("system", "sys", 30),
+                       *(Block("message", k, n) for k, n in msgs)))
+
+    s, f, g = ("search", 50), ("found", 40), ("more", 20)
+    m1, m2, m3, m4 = ("m1", 20), ("m2", 10), ("m3", 10), ("m4", 5)
+    in_tools = [R([s], [m1]), R([s, f], [m1, m2]), R([s, f], [m1, m2, m3]), R([s, f, g], [m1, m2, m3, m4])]
+    at_end = found_tools_in_messages(in_tools)
+    # the found definitions sit right after the message that found them, and stay there
+    assert [b.key for b in at_end[1].blocks] == ["search", "sys", "m1", "m2", "found"]
+    assert [b.key for b in at_end[3].blocks] == ["search", "sys", "m1", "m2", "found", "m3", "m4", "more"]
+    assert at_end[0] == in_tools[0] and [p.tokens for p in at_end] == [p.tokens for p in in_tools]
+    # in the tools block each search rewrites the request whole: 100 written, 150, 160 (reads the 150), 185
+    assert cache_use(in_tools, RULES) == [CacheUse(0, 100, 0), CacheUse(0, 150, 0), CacheUse(150, 10, 0),
+                                          CacheUse(0, 185, 0)]
+    # after the conversation every request reads the one before: 100, 100 + 50, 150 + 10, 160 + 25
+    assert cache_use(at_end, RULES) == [CacheUse(0, 100, 0), CacheUse(100, 50, 0), CacheUse(150, 10, 0),
+                                        CacheUse(160, 25, 0)]
+    assert run_cache_use(at_end, RULES).cost(RULES) < run_cache_use(in_tools, RULES).cost(RULES)
+
+
+def test_found_tools_in_messages_needs_a_growing_conversation():
+    from harness.prompt_cache import found_tools_in_messages
+
+    a = Prompt((Block("system", "sys", 5), Block("message", "m1", 5)))
+    b = Prompt((Block("system", "sys", 5), Block("message", "other", 5)))
+    with pytest.raises(ValueError, match="request 2 does not continue"):
+        found_tools_in_messages([a, b])
