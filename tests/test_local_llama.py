@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
+from harness.messages import Transcript
 from harness.providers.base import ProviderError
 import harness.providers.local_llama as local_llama
 from harness.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
@@ -73,6 +74,68 @@ def installed_layout(folder, manifest: object = None):
     text = manifest if isinstance(manifest, str) else json.dumps(manifest or {"model": f"model/{MODEL_FILE}"})
     (folder / "manifest.json").write_text(text)
     return server
+
+
+class ScriptedServer:
+    """Stands in for the llama-server's HTTP answers: one scripted JSON answer per POST, requests kept."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests = []
+
+    def post(self, path, payload, timeout=600.0):
+        self.requests.append((path, payload))
+        if path == "/apply-template":
+            return {"prompt": "<|im_start|>assistant\n"}
+        return self.answers.pop(0)
+
+
+def scripted_provider(*answers, may_answer=True):
+    provider = object.__new__(LocalLlamaProvider)
+    provider.model, provider.n_probs, provider.may_answer = "m", 5, may_answer
+    provider.server = ScriptedServer(*answers)
+    return provider
+
+
+def first_token(token, call_logprob, other_logprob):
+    tops = [{"token": "<tool_call>", "logprob": call_logprob}, {"token": "Hello", "logprob": other_logprob}]
+    return {"content": token, "tokens_evaluated": 40, "completion_probabilities": [{"token": token, "top_logprobs": tops}]}
+
+
+def test_a_first_token_that_opens_no_call_is_an_answer(small_tools):
+    provider = scripted_provider(first_token("Hello", -2.0, -0.5))
+    step = provider.next_step("sys", Transcript(), small_tools)
+    assert step.tool is None and step.first_token == "Hello" and step.call_margin == pytest.approx(-1.5)
+    assert step.choice is None and step.prompt_tokens == 40
+    assert [path for path, _ in provider.server.requests] == ["/apply-template", "/completion"]
+
+
+def test_a_first_token_that_opens_a_call_goes_on_to_a_shown_name(small_tools):
+    name = small_tools[1].name
+    provider = scripted_provider(first_token("<tool_call>", -0.1, -3.0), {"content": name + '"', "completion_probabilities": []})
+    step = provider.next_step("sys", Transcript(), small_tools)
+    assert step.tool == name and step.call_margin == pytest.approx(2.9) and step.choice.tool == name
+    grammar_request = provider.server.requests[-1][1]
+    assert grammar_request["prompt"].endswith('<tool_call>\n{"name": "') and "grammar" in grammar_request
+
+
+def test_the_loop_gets_an_answer_when_the_model_answers(small_tools):
+    provider = scripted_provider(first_token("Hello", -2.0, -0.5), {"content": " Hello! How can I help?", "tokens_evaluated": 40,
+                                                                   "tokens_predicted": 7, "stop_type": "eos"})
+    transcript = Transcript()
+    transcript.add_user("hi")
+    turn = run(provider.complete(system="sys", transcript=transcript, tools=small_tools))
+    assert turn.stop_reason == "end_turn" and turn.message.text == "Hello! How can I help?" and not turn.message.tool_calls
+
+
+def test_forced_choice_still_calls_a_tool(small_tools):
+    name = small_tools[0].name
+    provider = scripted_provider({"content": name + '"', "completion_probabilities": []}, {"content": "{}"}, may_answer=False)
+    transcript = Transcript()
+    transcript.add_user("hi")
+    turn = run(provider.complete(system="sys", transcript=transcript, tools=small_tools))
+    assert turn.stop_reason == "tool_use" and turn.message.tool_calls[0].name == name
+    assert "n_predict" not in provider.server.requests[1][1] or provider.server.requests[1][1]["n_predict"] != 1
 
 
 def test_find_install_takes_paths_and_hash_from_the_package_not_the_manifest(tmp_path, monkeypatch):

