@@ -102,10 +102,10 @@ def deferred_search(catalog: ToolCatalog) -> ShowFn:
 
 CONFIGS: tuple[Config, ...] = (
     Config("k=10", "k sweep", top_k(10)),
+    Config("all 74", "k sweep", top_k(None)),
     Config("k=3", "k sweep", top_k(3)),
     Config("k=5", "k sweep", top_k(5)),
     Config("k=20", "k sweep", top_k(20)),
-    Config("all 74", "k sweep", top_k(None)),
     Config("latest message, k=10", "queries", top_k(10, query_from_user_message)),
     Config("latest message + recent turns, k=10", "queries", top_k(10, query_from_recent)),
     Config("discovery, k=10", "discovery", top_k(10, discovery=True)),
@@ -113,7 +113,8 @@ CONFIGS: tuple[Config, ...] = (
     Config("landscape: per-turn top-10", "landscape", top_k(10), landscape=True),
     Config("landscape: deferred search", "landscape", deferred_search, landscape=True),
 )
-"""In the order they are run: the most important comparisons finish first."""
+"""In the order they are run: the most important comparisons finish first (the k sweep's default and
+its two ends before the middle; every tool shown is also cheap, its tools block being read once)."""
 
 
 @dataclass(frozen=True)
@@ -292,8 +293,8 @@ class ConfigSummary:
     low: float
     high: float
     verdicts: dict[str, int]
-    stops: int  # rows after a scenario's last step where the model answered
-    finals: int  # such rows asked
+    stops: int  # rows after a scenario's last step where the model, shown tools, answered
+    finals: int  # such rows asked with at least one tool shown (with none, there is nothing to call)
     seconds: float  # mean seconds per row
 
 
@@ -301,7 +302,7 @@ def summarize(rows: Sequence[StepRow], config: str, split: str | None = None) ->
     """The right-tool rate over ``config``'s step rows (of ``split`` when given), its verdicts and stops."""
     mine = [r for r in rows if r.config == config and (split is None or r.split == split)]
     steps = [r for r in mine if r.needed is not None]
-    finals = [r for r in mine if r.needed is None]
+    finals = [r for r in mine if r.needed is None and r.shown]
     if not steps:
         raise ValueError(f"No step rows for {config!r}{' on ' + split if split else ''} yet.")
     right = [float(r.verdict == "right") for r in steps]
