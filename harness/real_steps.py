@@ -71,6 +71,7 @@ class Config:
     group: str
     make: Callable[[ToolCatalog], ShowFn]
     landscape: bool = False
+    finals: bool = True  # also ask, after each scenario's last step, whether the model stops
 
 
 def in_catalog_order(catalog: ToolCatalog, chosen: Iterable[Tool]) -> list[Tool]:
@@ -106,15 +107,18 @@ CONFIGS: tuple[Config, ...] = (
     Config("k=3", "k sweep", top_k(3)),
     Config("k=5", "k sweep", top_k(5)),
     Config("k=20", "k sweep", top_k(20)),
-    Config("latest message, k=10", "queries", top_k(10, query_from_user_message)),
-    Config("latest message + recent turns, k=10", "queries", top_k(10, query_from_recent)),
-    Config("discovery, k=10", "discovery", top_k(10, discovery=True)),
-    Config("discovery + latest message, k=10", "discovery", top_k(10, query_from_user_message, discovery=True)),
-    Config("landscape: per-turn top-10", "landscape", top_k(10), landscape=True),
+    Config("latest message, k=10", "queries", top_k(10, query_from_user_message), finals=False),
+    Config("latest message + recent turns, k=10", "queries", top_k(10, query_from_recent), finals=False),
+    Config("discovery, k=10", "discovery", top_k(10, discovery=True), finals=False),
+    Config("discovery + latest message, k=10", "discovery", top_k(10, query_from_user_message, discovery=True), finals=False),
+    Config("landscape: per-turn top-10", "landscape", top_k(10), landscape=True, finals=False),
     Config("landscape: deferred search", "landscape", deferred_search, landscape=True),
 )
 """In the order they are run: the most important comparisons finish first (the k sweep's default and
-its two ends before the middle; every tool shown is also cheap, its tools block being read once)."""
+its two ends before the middle; every tool shown is also cheap, its tools block being read once).
+Whether the model stops is asked in the k sweep (as the tools shown grow) and under deferred search;
+the other configurations change only which tools are shown at a step, and a step costs half a minute
+on this machine's two busy cores."""
 
 
 @dataclass(frozen=True)
@@ -239,9 +243,10 @@ def prompt_order(catalog: ToolCatalog, case: Case, tools: Sequence[Tool]) -> tup
     The tools come before the conversation in the model's prompt, so cases are sorted by the shown
     tools' catalog positions (a trie's order: neighbours share their leading tools), then by scenario
     and step (neighbours share the conversation too). llama.cpp then reads again only what differs.
+    Steps come before the rows after a scenario's last step, so a configuration cut short has its steps.
     """
     position = {t.name: i for i, t in enumerate(catalog.tools)}
-    return (tuple(position.get(t.name, -1) for t in tools), case.split, case.scenario, case.step)
+    return (case.needed is None, tuple(position.get(t.name, -1) for t in tools), case.split, case.scenario, case.step)
 
 
 def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIGS, *,
@@ -262,7 +267,8 @@ def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIG
     for config in configs:
         catalog = catalog_for(config)
         show = config.make(catalog)
-        todo = [(c, show(c.transcript)) for c in cases(catalog, splits)[:limit] if (config.name, c.scenario, c.step) not in done]
+        todo = [(c, show(c.transcript)) for c in cases(catalog, splits)[:limit]
+                if (config.name, c.scenario, c.step) not in done and (config.finals or c.needed is not None)]
         todo.sort(key=lambda item: prompt_order(catalog, *item))
         if todo:
             log(f"{config.name}: {len(todo)} cases to ask")

@@ -85,6 +85,7 @@ def test_rows_record_what_was_shown_and_chosen(tmp_path, catalog):
     orders = [prompt_order(catalog, first_cases[r.scenario, r.step], config.make(catalog)(first_cases[r.scenario, r.step].transcript))
               for r in rows]
     assert orders == sorted(orders), "asked in prompt order: neighbours share the longest prefix"
+    assert [r.needed is None for r in rows] == sorted(r.needed is None for r in rows), "steps first"
     for row in rows:
         case = first_cases[row.scenario, row.step]
         assert (row.needed, row.split, row.kind) == (case.needed, case.split, case.kind)
@@ -111,6 +112,15 @@ def test_a_resumed_run_asks_only_what_is_missing(tmp_path, catalog):
     rows = read_rows(out)
     assert len(rows) == 5 and len({r.key for r in rows}) == 5 and resumed.asked == 1
     assert all(line.startswith("{") for line in out.read_text().splitlines())
+
+
+def test_configurations_without_stop_rows_ask_only_steps(tmp_path, catalog):
+    out = tmp_path / "steps.jsonl"
+    config = BY_NAME["latest message, k=10"]
+    assert not config.finals and BY_NAME["k=10"].finals
+    run_steps(FirstShown(), out, [config], catalog_for=lambda c: catalog, limit=8, log=lambda s: None)
+    rows = read_rows(out)
+    assert len(rows) == sum(c.needed is not None for c in cases(catalog)[:8]) and all(r.needed for r in rows)
 
 
 def test_configurations_show_what_they_say(catalog):
