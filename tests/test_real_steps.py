@@ -6,6 +6,7 @@ rows of the real model and skips, saying why, when the model is not installed.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 
 import pytest
 
@@ -163,25 +164,36 @@ def model_missing() -> str | None:
 
 
 def recheck_sample(rows):
-    """Three committed rows to ask again: two calls and one answer with tools shown, the shortest prompts
-    (under a minute on two busy cores) among clear decisions (margins over 1, so a rounding cannot flip them)."""
-    clear = sorted((r for r in rows if not BY_NAME[r.config].landscape and r.shown and r.call_margin is not None
-                    and abs(r.call_margin) > 1 and (r.choice is None or r.margin is None or r.margin > 1)),
-                   key=lambda r: r.prompt_tokens)
-    calls = [r for r in clear if r.choice][:2]
-    answers = [r for r in clear if r.choice is None][:1]
-    return calls + answers
+    """Three committed rows to ask again, within a minute on two busy cores: clear decisions (margins over 1,
+    so a rounding cannot flip them) that share their tools shown, so the prompt cache reads those once,
+    calls and an answer together when such a group exists."""
+    clear = [r for r in rows if not BY_NAME[r.config].landscape and r.shown and r.call_margin is not None
+             and abs(r.call_margin) > 1 and (r.choice is None or r.margin is None or r.margin > 1)]
+    groups = defaultdict(list)
+    for r in clear:
+        groups[r.config, tuple(r.shown)].append(r)
+
+    def preference(group):
+        mixed = any(r.choice for r in group) and any(r.choice is None for r in group)
+        return (not mixed, -len(group), min(r.prompt_tokens for r in group))
+
+    picks = []
+    for group in sorted(groups.values(), key=preference):
+        picks += sorted(group, key=lambda r: r.choice is not None)[:3 - len(picks)]  # the answer first
+        if len(picks) == 3:
+            break
+    return picks
 
 
 @pytest.mark.real_model
 @pytest.mark.skipif(model_missing() is not None, reason=str(model_missing()))
 def test_committed_rows_reproduce_on_the_real_model(catalog):
-    """Three committed rows (two calls, an answer), asked again: the same tools shown, the same choices."""
+    """Three committed rows (calls and an answer), asked again: the same tools shown, the same choices."""
     from harness.providers.local_llama import LocalLlamaProvider
     from harness.real_steps import ask, load
 
     picks = recheck_sample(load())
-    assert len(picks) == 3, "the committed file has calls and answers to re-check"
+    assert len(picks) == 3 and {r.choice is None for r in picks} == {True, False}, "calls and an answer to re-check"
     by_key = {(c.scenario, c.step): c for c in cases(catalog)}
     with LocalLlamaProvider() as provider:
         again = []
