@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,4 +71,17 @@ def test_a_proxy_ended_by_a_signal_leaves_no_folder(tmp_path, sig, stdin_closed)
         proxy.kill()
         proxy.wait()
     assert status in (0, -sig, 128 + sig), status  # in order, by the signal, or as harness reports Ctrl-C
+    assert sorted(p.name for p in temp.iterdir()) == []
+
+
+def test_a_query_session_of_onnx_runtime_leaves_nothing_and_sends_no_telemetry(tmp_path):
+    pytest.importorskip("onnxruntime")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    code = ("import os; from harness.retrieval.dense import query_model; "
+            "assert query_model().query_session() is not None; print(os.environ['ORT_DISABLE_TELEMETRY'])")
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    done = subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1"
     assert sorted(p.name for p in temp.iterdir()) == []

@@ -12,11 +12,17 @@ so no model file comes from anywhere else; its vectors equal the NumPy path's an
 sentence-transformers' to within 1e-6. It embeds one unpadded text at a time — the query path;
 catalogs are embedded in NumPy batches and cached. ``onnxruntime`` and ``onnx`` are optional:
 without them :func:`query_session` is None and queries take the NumPy path.
+
+ONNX Runtime's Linux and macOS builds collect usage telemetry and keep a session file in the temp
+folder; the workbook promises to run offline and to leave nothing behind, so ``ORT_DISABLE_TELEMETRY``
+(its documented opt-out, read once when the runtime starts) is set before it is imported, unless the
+user set it.
 """
 from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -85,6 +91,7 @@ class QuerySession:
     """An ONNX Runtime session on one thread that embeds one tokenised text."""
 
     def __init__(self, model: "NumpyMiniLM") -> None:
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before the runtime starts: see the module's docstring
         import onnxruntime as ort
 
         options = ort.SessionOptions()
