@@ -302,9 +302,10 @@ def test_the_server_and_its_children_are_gone_after_close(fake_install):
 
 
 OWNER = textwrap.dedent("""\
-    import sys, time
+    import signal, sys, time
     from pathlib import Path
     import harness.providers.local_llama as local_llama
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # dies by SIGHUP even when started under nohup, which ignores it
     server, model, sha, guard = sys.argv[1:]
     if guard == "watchdog":  # as where prctl is unavailable
         local_llama.die_with_owner = lambda: None

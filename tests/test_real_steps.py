@@ -165,23 +165,21 @@ def model_missing() -> str | None:
 
 def recheck_sample(rows):
     """Three committed rows to ask again, within a minute on two busy cores: clear decisions (margins over 1,
-    so a rounding cannot flip them) that share their tools shown, so the prompt cache reads those once,
-    calls and an answer together when such a group exists."""
+    so a rounding cannot flip them) that share their tools shown, so the prompt cache reads those once —
+    one answer and two calls, from the group with the shortest prompts."""
     clear = [r for r in rows if not BY_NAME[r.config].landscape and r.shown and r.call_margin is not None
              and abs(r.call_margin) > 1 and (r.choice is None or r.margin is None or r.margin > 1)]
     groups = defaultdict(list)
     for r in clear:
         groups[r.config, tuple(r.shown)].append(r)
-
-    def preference(group):
-        mixed = any(r.choice for r in group) and any(r.choice is None for r in group)
-        return (not mixed, -len(group), min(r.prompt_tokens for r in group))
-
-    picks = []
-    for group in sorted(groups.values(), key=preference):
-        picks += sorted(group, key=lambda r: r.choice is not None)[:3 - len(picks)]  # the answer first
-        if len(picks) == 3:
-            break
+    picks: list = []
+    for group in groups.values():
+        answers = sorted((r for r in group if r.choice is None), key=lambda r: r.prompt_tokens)
+        calls = sorted((r for r in group if r.choice is not None), key=lambda r: r.prompt_tokens)
+        if answers and len(calls) >= 2:
+            chosen = [answers[0], *calls[:2]]
+            if not picks or max(r.prompt_tokens for r in chosen) < max(r.prompt_tokens for r in picks):
+                picks = chosen
     return picks
 
 
