@@ -49,7 +49,7 @@ from harness.discovery import SEARCH_TOOL_NAME, ToolSearch, discovery_tool
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.queries import QueryFn, query_from_recent, query_from_transcript, query_from_user_message
 from harness.ranking import Selector
-from harness.rates import bootstrap_interval
+from harness.rates import bootstrap_interval, paired_difference_interval
 from harness.scenarios import oracle_steps
 from harness.tools import Tool
 
@@ -319,6 +319,39 @@ def summarize(rows: Sequence[StepRow], config: str, split: str | None = None) ->
     return ConfigSummary(config, len(steps), statistics.fmean(right), low, high, counts,
                          sum(r.verdict == "stopped" for r in finals), len(finals),
                          statistics.fmean(r.seconds for r in mine))
+
+
+@dataclass(frozen=True)
+class PairedRight:
+    """Right-tool rate of configuration a minus b over the steps both were asked, with a paired 95 % interval."""
+
+    a: str
+    b: str
+    steps: int
+    difference: float
+    low: float
+    high: float
+
+    @property
+    def separated(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+def paired_right(rows: Sequence[StepRow], a: str, b: str, split: str | None = None) -> PairedRight | None:
+    """a − b on the same steps (scenario, step): the comparison a chapter may call; None when no step pairs.
+
+    Pairing is what tells two configurations apart on a few hundred steps: each step's difficulty cancels.
+    """
+    def right(config: str) -> dict[tuple[str, str, int], float]:
+        return {(r.split, r.scenario, r.step): float(r.verdict == "right") for r in rows
+                if r.config == config and r.needed is not None and (split is None or r.split == split)}
+    ra, rb = right(a), right(b)
+    both = sorted(ra.keys() & rb.keys())
+    if not both:
+        return None
+    xa, xb = [ra[k] for k in both], [rb[k] for k in both]
+    low, high = paired_difference_interval(xa, xb)
+    return PairedRight(a, b, len(both), statistics.fmean(xa) - statistics.fmean(xb), low, high)
 
 
 def report(rows: Sequence[StepRow]) -> str:

@@ -15,7 +15,8 @@ from harness.demo import DemoWorld, demo_tools, load_scenarios
 from harness.messages import ToolResult
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import StepChoice, ToolChoice, find_install
-from harness.real_steps import CONFIGS, StepRow, cases, prompt_order, read_rows, report, run_steps, summarize, verdict
+from harness.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
+                                summarize, verdict)
 from harness.scenarios import oracle_steps
 
 BY_NAME = {c.name: c for c in CONFIGS}
@@ -152,6 +153,21 @@ def test_summary_counts_right_tools_and_stops():
         summarize(rows, "k=5")
     table = report(rows).splitlines()
     assert len(table) == 3 and table[1].split()[:3] == ["k=3", "dev", "4"] and "1/2" in table[1]
+
+
+def test_paired_right_pairs_the_same_steps_of_two_configurations():
+    def row(config, scenario, step, verdict_):
+        return StepRow(config, "k sweep", "dev", scenario, "task", step, "a", ["a"], True, "a", verdict_,
+                       None, None, None, "", 10, 1.0)
+    final = StepRow("k=3", "k sweep", "dev", "s1", "task", 9, None, ["a"], None, None, "stopped", None, None, None, "", 5, 1.0)
+    rows = [row("k=3", "s1", 0, "right"), row("k=3", "s1", 1, "right"), row("k=3", "s2", 0, "wrong"), final,
+            row("all", "s2", 0, "right"), row("all", "s1", 1, "wrong"), row("all", "s1", 0, "right"),
+            row("all", "s3", 0, "right")]  # s3 has no partner under k=3: left out
+    p = paired_right(rows, "k=3", "all")
+    assert (p.steps, round(p.difference, 3)) == (3, 0.0) and p.low <= 0.0 <= p.high and not p.separated
+    assert paired_right(rows, "k=3", "all", split="heldout") is None
+    ones = [row("x", f"s{i}", 0, "right") for i in range(30)] + [row("y", f"s{i}", 0, "wrong") for i in range(30)]
+    assert paired_right(ones, "x", "y").separated and paired_right(ones, "x", "y").low == 1.0
 
 
 # --- the real model ------------------------------------------------------------------------------
