@@ -1,7 +1,7 @@
 """The one home of intervals (harness.rates): bootstrap over units, and the paired difference."""
 import pytest
 
-from harness.rates import bootstrap_interval, paired_difference_interval
+from harness.rates import bootstrap_interval, paired_difference_interval, paired_ratio_difference_interval
 
 
 def test_bootstrap_rejects_empty_and_bad_levels():
@@ -33,3 +33,18 @@ def test_paired_difference_straddles_zero_for_noise():
     assert low < 0 < high
     with pytest.raises(ValueError, match="equal lengths"):
         paired_difference_interval([1.0], [1.0, 0.0])
+
+
+def test_paired_ratio_difference_is_the_difference_of_ratios_of_totals_with_an_interval_around_it():
+    """Cost per solved task is sum(cost) / sum(solved): a ratio of totals, resampled over the same scenarios."""
+    cost_a, solved_a = [10.0] * 40, [1.0, 0.0] * 20  # 20 per solved task
+    cost_b, solved_b = [10.0] * 40, [1.0, 0.0, 0.0, 0.0] * 10  # 40 per solved task
+    low, high = paired_ratio_difference_interval(cost_a, solved_a, cost_b, solved_b)
+    assert low <= -20 <= high
+    assert high < 0, "a and b's ratios part on every resample here"
+    same_low, same_high = paired_ratio_difference_interval(cost_a, solved_a, cost_a, solved_a)
+    assert same_low == same_high == 0.0
+    with pytest.raises(ValueError, match="equal lengths"):
+        paired_ratio_difference_interval(cost_a, solved_a, cost_b[:3], solved_b[:3])
+    with pytest.raises(ValueError, match="solved"):
+        paired_ratio_difference_interval([1.0, 2.0], [0.0, 0.0], [1.0, 2.0], [1.0, 1.0])
