@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from harness.messages import Transcript
+from harness.rates import bootstrap_interval
 from harness.tokens import DEFAULT_ENCODING, count_text, definition_json, tool_tokens
 from harness.tools import Tool
 
@@ -242,3 +243,65 @@ async def run_recorded(provider: Any, make_catalog: Any, scenarios: Sequence[Any
         (run,) = await run_scenarios(recorder, make_catalog, [s], **options)
         out.append(PricedRun(run, recorder.clear()))
     return out
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """Cache use and input cost of one way of loading tools over a set of recorded runs (Chapter 5, section 6).
+
+    Costs are in base-input-token equivalents; ``per_task`` carries one value per scenario so two ways
+    run on the same scenarios can be compared with a paired interval.
+    """
+
+    per_task: list[float]
+    uses: list[CacheUse]
+    solved_flags: list[float]
+    requests: int
+    low: float
+    high: float
+
+    @property
+    def total(self) -> CacheUse:
+        return sum(self.uses, CacheUse())
+
+    @property
+    def solved(self) -> int:
+        return int(sum(self.solved_flags))
+
+    @property
+    def mean(self) -> float:
+        return sum(self.per_task) / len(self.per_task)
+
+    @property
+    def per_request(self) -> float:
+        return self.total.total / self.requests
+
+    @property
+    def per_solved(self) -> float | None:
+        """A ratio of totals (cost of every task / tasks solved); None when nothing was solved."""
+        return sum(self.per_task) / self.solved if self.solved else None
+
+    @property
+    def read(self) -> float:
+        return self.total.read / len(self.uses)
+
+    @property
+    def written(self) -> float:
+        return self.total.written / len(self.uses)
+
+    @property
+    def no_cache(self) -> float:
+        """The mean cost per task if nothing were cached: every input token at the base price."""
+        return self.total.total / len(self.uses)
+
+    def share(self, part: str) -> float:
+        """The share of all input tokens that were ``read``, ``written`` or ``uncached``."""
+        return getattr(self.total, part) / self.total.total
+
+
+def cost_summary(runs: Sequence[PricedRun], rules: CacheRules = CacheRules()) -> CostSummary:
+    """Replay each run's prompts on a cold cache under ``rules`` and sum what they cost."""
+    uses = [p.use(rules) for p in runs]
+    per_task = [u.cost(rules) for u in uses]
+    low, high = bootstrap_interval(per_task)
+    return CostSummary(per_task, uses, [float(p.run.success) for p in runs], sum(len(p.prompts) for p in runs), low, high)

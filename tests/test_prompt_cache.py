@@ -140,3 +140,21 @@ def test_found_tools_in_messages_needs_a_growing_conversation():
     b = Prompt((Block("system", "sys", 5), Block("message", "other", 5)))
     with pytest.raises(ValueError, match="request 2 does not continue"):
         found_tools_in_messages([a, b])
+
+
+def test_cost_summary_of_recorded_runs_per_task_per_request_and_per_solved_task():
+    """Two runs by hand: one solved, one not; the summary's numbers follow from CacheUse alone."""
+    from types import SimpleNamespace
+
+    from harness.prompt_cache import PricedRun, cost_summary
+
+    prompt = P(("a", 60), ("b", 60))
+    solved = PricedRun(SimpleNamespace(success=True), [prompt, prompt])  # written 120, then read 120
+    failed = PricedRun(SimpleNamespace(success=False), [P(("c", 50))])  # too short: uncached 50
+    s = cost_summary([solved, failed], RULES)
+    assert [s.per_task[0], s.per_task[1]] == [1.25 * 120 + 0.1 * 120, 50.0]
+    assert (s.solved, s.requests, s.total) == (1, 3, CacheUse(read=120, written=120, uncached=50))
+    assert s.mean == (162.0 + 50.0) / 2 and s.per_solved == 212.0 and s.per_request == 290 / 3
+    assert (s.read, s.written, s.no_cache) == (60.0, 60.0, 145.0)
+    assert s.share("read") == 120 / 290 and s.low <= s.mean <= s.high
+    assert cost_summary([failed], RULES).per_solved is None
