@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Sequence
 
+from harness.queries import DEFAULT_QUERY
 from harness.rates import bootstrap_interval, paired_difference_interval
 
 PAGE = Path(__file__).parent / "data" / "what_to_do.md"
@@ -92,6 +93,29 @@ def _retrievers() -> dict[str, str]:
             for name in ("demo", "livemcp-task")}
 
 
+def _pinning() -> dict[str, str]:
+    """What to pin: Chapter 4's discovery tool on top of the transcript query, the stand-in on the development scenarios."""
+    import asyncio
+
+    from harness.catalog import ToolCatalog
+    from harness.demo import demo_tools, load_scenarios
+    from harness.discovery import discovery_tool
+    from harness.providers.offline import OfflineModel
+    from harness.ranking import Selector
+    from harness.scenarios import run_scenarios
+
+    def run(pin: bool) -> list:
+        def selector(c: ToolCatalog) -> Selector:
+            return Selector.over(c, pinned=[discovery_tool(c)] if pin else [])
+        return asyncio.run(run_scenarios(OfflineModel(), lambda: ToolCatalog(demo_tools()), load_scenarios("dev"),
+                                         selector=selector, query_fn=DEFAULT_QUERY))
+
+    plain, pinned = run(False), run(True)
+    extra = statistics.fmean(r.schema_tokens for r in pinned) / statistics.fmean(r.schema_tokens for r in plain) - 1
+    return {"pinned - plain": difference([float(r.success) for r in pinned], [float(r.success) for r in plain]),
+            "pinned extra schema tokens %": f"{extra * 100:.0f}"}
+
+
 def _detector() -> dict[str, str]:
     """What to check in descriptions: the detector's recall on poisoned rewordings written after its rules."""
     from harness.mcp.suspicious import measure_detector
@@ -111,4 +135,4 @@ def figures() -> dict[str, str]:
     threshold = proxy_policy().threshold_tokens
     return {"DEFAULT_K": str(DEFAULT_K), "DEFAULT_LIMIT": str(DEFAULT_LIMIT), "demo tools": str(len(demo_tools())),
             "harness serve threshold": str(threshold), **_real_model_steps(), **_queries(),
-            **_cliff(), **_retrievers(), **_detector()}
+            **_cliff(), **_retrievers(), **_pinning(), **_detector()}
