@@ -43,12 +43,15 @@ def _real_model_steps() -> dict[str, str]:
     """Tools per turn, on the real small model: 10 shown against all 74, development steps (paired by step)."""
     from harness import real_steps
 
-    rows = [r for r in real_steps.load() if r.split == "dev" and r.needed is not None]
-    by_step = {c: {(r.scenario, r.step): r for r in rows if r.config == c} for c in ("k=10", "all 74")}
+    rows = real_steps.load()
+    shown = {c: real_steps.summarize(rows, c, "dev") for c in ("k=10", "all 74")}  # as the chapters' tables print them
+    steps = [r for r in rows if r.split == "dev" and r.needed is not None]
+    by_step = {c: {(r.scenario, r.step): r for r in steps if r.config == c} for c in shown}
     both = sorted(set(by_step["k=10"]) & set(by_step["all 74"]))
-    right = {c: [float(by_step[c][s].verdict == "right") for s in both] for c in by_step}
-    tokens = {c: round(statistics.fmean(by_step[c][s].prompt_tokens for s in both)) for c in by_step}
-    return {"real steps": f"{len(both)}", "real k=10": rate(right["k=10"]), "real all 74": rate(right["all 74"]),
+    right = {c: [float(by_step[c][s].verdict == "right") for s in both] for c in shown}
+    tokens = {c: round(statistics.fmean(by_step[c][s].prompt_tokens for s in both)) for c in shown}
+    return {"real steps": f"{len(both)}",
+            **{f"real {c}": f"{s.right:.2f} [{s.low:.2f}, {s.high:.2f}]" for c, s in shown.items()},
             "real k=10 - all 74": difference(right["k=10"], right["all 74"]),
             "prompt tokens k=10": f"{tokens['k=10']:,}", "prompt tokens all 74": f"{tokens['all 74']:,}"}
 
