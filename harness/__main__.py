@@ -151,6 +151,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
+    from harness.ranking import DEFAULT_K
     from harness.retrieval.named import ALIASES, retriever_names
 
     names = ", ".join([*retriever_names(dense=True), *ALIASES])
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
     s = sub.add_parser("search", help="rank tools for a query")
     s.add_argument("query")
-    s.add_argument("-k", type=int, default=7, help="how many tools to print (default 7)")
+    s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")
     s.add_argument("--tools", help="a tools.jsonl (or a folder holding one) in the shared data format")
     s.add_argument("--retriever", default="catalog", help=f"which retriever ranks (default catalog: Chapter 2's BM25); one of {names}")
     e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10")

@@ -22,7 +22,7 @@ from typing import Awaitable, Callable, Iterable, Sequence, Union
 from harness.catalog import ToolCatalog
 from harness.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
-from harness.queries import QueryFn, query_from_transcript
+from harness.queries import DEFAULT_QUERY, QueryFn
 from harness.ranking import Ranked, Selector
 from harness.registry import DEFAULT_TIMEOUT, ToolRegistry
 from harness.tokens import ContextAccountant, ContextSnapshot, tools_tokens
@@ -107,7 +107,7 @@ async def arun(
     transcript: Transcript | None = None,
     deferral: Deferral = Deferral(),
     max_turns: int = 10,
-    query_fn: QueryFn = query_from_transcript,
+    query_fn: QueryFn = DEFAULT_QUERY,
     system: str = DEFAULT_SYSTEM,
     accountant: ContextAccountant | None = None,
     on_event: EventHook | None = None,

@@ -2,7 +2,7 @@
 
 Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), whose numbers it reproduces.
 
-    harness bench [--out bench/results.json] [--quick] [--k 5]      (or python -m harness.bench)
+    harness bench [--out bench/results.json] [--quick] [--k 10]      (or python -m harness.bench)
 
 Every quality number comes with its 95 % bootstrap interval over queries. Development and test are
 kept apart (:mod:`harness.retrieval.splits`): a quarter of each dataset is development — the only
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from harness.eval import Report, evaluate
-from harness.ranking import Ranker
+from harness.ranking import DEFAULT_K, Ranker
 from harness.retrieval.datasets import DATASETS, demo_dataset, load_public, missing_data_note, step_queries
 from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="bench/results.json", help="where to write the JSON (default bench/results.json)")
     parser.add_argument("--quick", action="store_true",
                         help="small samples, BM25-only latency, no 28,000-tool catalog, one draw of the scale curve (minutes once embeddings are cached)")
-    parser.add_argument("--k", type=int, default=5, help="tools shown per turn, for the schema-token cut (default 5)")
+    parser.add_argument("--k", type=int, default=DEFAULT_K, help=f"tools shown per turn, for the schema-token cut (default {DEFAULT_K})")
     args = parser.parse_args(argv)
     if args.k <= 0:
         print(f"error: --k must be a positive number of tools, got {args.k}.", file=sys.stderr)

@@ -78,6 +78,9 @@ def discovery_tool(catalog: ToolCatalog, *, filtered: bool = True) -> Tool:
 
 
 SEARCH_TOOL_NAME = "search_tools"
+#: Results per search when the model names no limit. Not the tools shown per turn
+#: (:data:`harness.ranking.DEFAULT_K`): the model's own words rank them, and found tools stay loaded,
+#: so several searches add up; 5 is what Claude Code returns and inside Anthropic's 3–5 (Exercise 7 tunes it).
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
 #: Above this many deferred tools, a failed search lists tools per domain/server instead of names.

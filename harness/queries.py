@@ -46,6 +46,12 @@ def query_from_recent(transcript: Transcript, recent: int = 3) -> str:
     return " ".join(filter(None, [query_from_user_message(transcript), *_recent_activity(transcript, recent)]))
 
 
+#: The query the loop ranks tools with when nobody says otherwise (``arun``, the real-model runs).
+#: Chapter 3 measures the latest user message ahead on conversations that pivot; this stays the
+#: transcript query until the rule in ``harness/data/real_model_rules.json`` separates them on the
+#: real model's choices (Chapter 7's page says so).
+DEFAULT_QUERY: QueryFn = query_from_transcript
+
 QUERY_STRATEGIES: dict[str, QueryFn] = {
     "user message only": query_from_user_message,
     "transcript": query_from_transcript,

@@ -47,7 +47,7 @@ from harness.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
 from harness.discovery import SEARCH_TOOL_NAME, ToolSearch, discovery_tool
 from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
-from harness.queries import QueryFn, query_from_recent, query_from_transcript, query_from_user_message
+from harness.queries import DEFAULT_QUERY, QueryFn, query_from_recent, query_from_user_message
 from harness.ranking import Selector
 from harness.rates import bootstrap_interval, paired_difference_interval
 from harness.scenarios import oracle_steps
@@ -82,7 +82,7 @@ def in_catalog_order(catalog: ToolCatalog, chosen: Iterable[Tool]) -> list[Tool]
     return [t for t in catalog.tools if t.name in names]
 
 
-def top_k(k: int | None, query_fn: QueryFn = query_from_transcript, discovery: bool = False) -> Callable[[ToolCatalog], ShowFn]:
+def top_k(k: int | None, query_fn: QueryFn = DEFAULT_QUERY, discovery: bool = False) -> Callable[[ToolCatalog], ShowFn]:
     """BM25's top ``k`` for the query (every tool when None), after the pinned discovery tool if asked."""
     def make(catalog: ToolCatalog) -> ShowFn:
         pinned = [discovery_tool(catalog)] if discovery else []
