@@ -1,6 +1,6 @@
 """The retrieval benchmark: every retriever on every dataset's *test* queries, in one table (``make bench``).
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), whose numbers it reproduces.
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``), whose table it reproduces; its latency rows are Chapter 6b's.
 
     harness bench [--out bench/results.json] [--quick] [--k 10]      (or python -m harness.bench)
 

@@ -1,6 +1,6 @@
 """Measuring a retriever: recall over gold slots, MRR, nDCG, latency, and the misses behind them.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``); the data it reads is loaded by
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``); the data it reads is loaded by
 :mod:`harness.retrieval.datasets` and re-exported here, so a chapter imports one module.
 
 A multi-step task needs several tools, so recall is counted over *slots* (one per needed tool;

@@ -1,6 +1,6 @@
 """The scale curve: how a retriever's recall falls as the catalog grows around the same gold tools.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``, §5), which tests the claim the workbook
+Introduced in Chapter 6b (``notebooks/06b_scale_and_speed.ipynb``, §3), which tests the claim the workbook
 started from — "BM25 is fine for tens of tools, breaks at hundreds, and hybrid search fixes it" — and
 used by the verdict table (:func:`scale_curve` is a plain function; it needs no notebook).
 

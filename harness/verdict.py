@@ -291,7 +291,7 @@ def pivots_row() -> Row:
 # --- Chapter 6: the scale curve --------------------------------------------------------------------------
 
 CURVE_QUERIES = "livemcpbench"
-CH6 = "Chapter 6 §7, the scale curve (`harness.scale_curve.scale_curve`, `breaks_at`; LiveMCPBench test split, 1 draw)"
+CH6 = "Chapter 6b §3, the scale curve (`harness.scale_curve.scale_curve`, `breaks_at`; LiveMCPBench test split, 1 draw)"
 
 
 @cache
@@ -392,7 +392,7 @@ def swap_row() -> Row:
     verdict = ("depends on what you count: one name once a library holds the retriever; "
                f"about {round(sum(lines.values()), -1)} lines and a model download to build it")
     return Row("The upgrade to embeddings is a twenty-line swap", measured,
-               "Chapter 6 §2 (`harness.retrieval.named.make_retriever`); lines counted by `harness.verdict.code_lines`", verdict)
+               "Chapter 6a §2 (`harness.retrieval.named.make_retriever`); lines counted by `harness.verdict.code_lines`", verdict)
 
 
 ROWS: tuple[Callable[[], Row], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,

@@ -1,8 +1,8 @@
-"""Chapter 6 runs top to bottom where a learner's environment lacks the embedding extra.
+"""Chapters 6 and 8 (every part) run top to bottom where a learner's environment lacks the embedding extra.
 
-nbval runs the chapter with the extra installed, as ``make lab`` and ``make test`` install it; a
-library user may not have it, and the chapter must then say in one sentence what it skips and
-still run every cell. Here it runs once more with the extra reported missing (a first cell adds a
+nbval runs the parts with the extra installed, as ``make lab`` and ``make test`` install it; a
+library user may not have it, and each part must then say in one sentence what it skips and
+still run every cell. Here each runs once more with the extra reported missing (a first cell adds a
 module that does not exist to the extra's list, which is exactly what ``dense_unavailable_reason``
 checks). The run without the public data is in ``tests/test_without_public_data.py``.
 """
@@ -17,24 +17,34 @@ from nbclient import NotebookClient
 from harness.retrieval.datasets import dataset_dir
 from harness.retrieval.dense import dense_available
 
-CHAPTER = Path(__file__).resolve().parents[1] / "notebooks" / "06_beyond_bm25.ipynb"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+PARTS = ("06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
+         "08a_zero_shot_ideas", "08b_embedder_and_query_time")
+#: What each part prints when the extra is missing: the sentence that says so, or what it falls back to.
+SAYS = {"06a_public_benchmarks": "The embedding extra is not installed",
+        "06b_scale_and_speed": "The embedding extra is not installed",
+        "06c_learned_and_end_to_end": "The embedding extra is not installed",
+        "08a_zero_shot_ideas": "skipped (needs the embedding extra)",
+        "08b_embedder_and_query_time": "skipped (needs the embedding extra)"}
 
 
 def run(nb: nbformat.NotebookNode) -> str:
     """Execute every cell (an error fails the test) and return all printed text."""
-    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(CHAPTER.parent)}}).execute()
+    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
-def test_chapter_6_without_the_embedding_extra():
+@pytest.mark.parametrize("part", PARTS)
+def test_a_part_runs_without_the_embedding_extra(part):
     if not dense_available():
         pytest.skip("the extra is really missing here; nbval already runs this path")
-    nb = nbformat.read(str(CHAPTER), as_version=4)
+    nb = nbformat.read(str(NOTEBOOKS / f"{part}.ipynb"), as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(
         "import harness.retrieval.dense as dense\n"
         "dense._EXTRA = (*dense._EXTRA, 'a_module_that_is_not_installed')"))
     printed = run(nb)
-    assert "The embedding extra is not installed" in printed
-    assert "hybrid-rrf" not in printed
-    if dataset_dir("livemcpbench"):  # the usage prior is learned from LiveMCPBench's log
+    assert SAYS[part] in printed
+    if part.startswith("06"):
+        assert "hybrid-rrf" not in printed
+    if part == "06c_learned_and_end_to_end" and dataset_dir("livemcpbench"):  # the prior is learned from its log
         assert "bm25-fielded+usage" in printed

@@ -21,8 +21,9 @@ from harness.retrieval.datasets import DATASETS, dataset_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
-                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "05b_mcp_operations", "06_beyond_bm25",
-                     "07_use_it_in_your_agent", "08_zero_shot_retrieval")]
+                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "05b_mcp_operations",
+                     "06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
+                     "07_use_it_in_your_agent", "08a_zero_shot_ideas", "08b_embedder_and_query_time")]
 USE_REAL_MODEL = ["notebooks/01_tool_cliff.ipynb"]
 
 

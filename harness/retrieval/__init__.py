@@ -1,6 +1,6 @@
 """Tool retrieval beyond plain BM25: one interface, many rankers, measured on public data.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``). Every retriever is built from a
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``). Every retriever is built from a
 catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers the one ranking
 contract, :class:`harness.ranking.Ranker` (``rank(query, k=None) -> list[str]``, tool ids, best
 first), so :func:`harness.eval.evaluate` and ``harness bench`` compare them on equal terms and a

@@ -1,6 +1,6 @@
 """The baseline: BM25 over each tool's name and description.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``) as the line every other retriever
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``) as the line every other retriever
 must beat; it is what most tool-search systems ship (Codex CLI, mcpproxy, Stacklok's optimizer, the
 Anthropic API's BM25 tool search).
 

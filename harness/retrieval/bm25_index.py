@@ -1,6 +1,6 @@
 """An inverted-index BM25 that gives exactly rank_bm25's BM25Okapi scores, fast.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6b (``notebooks/06b_scale_and_speed.ipynb``).
 
 rank_bm25 builds a numpy array over *every* document for every query term, in Python, so a
 query costs O(terms × catalog). Here each term keeps a postings list (the documents holding it

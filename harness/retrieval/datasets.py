@@ -1,6 +1,6 @@
 """Labelled public data for tool retrieval: where it lives, how it loads, how to fetch it.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 Every source is normalised to one shape so one loader and one set of metrics serve all of them:
 ``tools.jsonl`` (one tool a line: ``id``, ``server``, ``name``, ``description``, ``input_schema``) and

@@ -1,6 +1,6 @@
 """Dense retrieval: all-MiniLM-L6-v2 embeddings, cosine similarity, and an on-disk cache.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 Words a tool never uses ("shrink a picture" for ``resize_image``) defeat BM25; an embedding
 model maps both to nearby vectors. The model's files (upstream's, checked by SHA-256) come from the PyPI package

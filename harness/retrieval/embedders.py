@@ -1,6 +1,6 @@
 """Small English embedders for tool retrieval: which could be installed and proven upstream's, and how they score.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``).
 
     python -m harness.retrieval.embedders [--out harness/data/embedder_results.json]
 

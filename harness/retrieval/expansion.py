@@ -1,6 +1,6 @@
 """Document expansion at index time: the questions a tool answers, written once per tool.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8a (``notebooks/08a_zero_shot_ideas.ipynb``).
 
 Users ask ("can you save this as a PDF?"); tools describe ("Convert a document to PDF format").
 Doc2query-style expansion (and TOOL-REX's expanded tool documents, 2025) closes that gap on the

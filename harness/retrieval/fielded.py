@@ -1,6 +1,6 @@
 """Fielded BM25: a tool's name, server, parameters and descriptions scored apart, then weighed.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 One bag of words per tool lets a long description drown its name. Here each field gets its
 own BM25 (its own document lengths and idf), and a tool's score is the weighted sum: a query

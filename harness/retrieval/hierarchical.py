@@ -1,6 +1,6 @@
 """Hierarchical retrieval: rank the servers first, then the tools inside the best servers.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8a (``notebooks/08a_zero_shot_ideas.ipynb``).
 
 MCP-Zero and Tool-to-Agent (2025) retrieve in two steps: a server's own description and the
 text of all its tools say what the *server* is for ("a Word document server", "a trends hub"),

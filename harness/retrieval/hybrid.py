@@ -1,6 +1,6 @@
 """Hybrid retrieval: Reciprocal Rank Fusion of fielded BM25 and dense embeddings.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 BM25 finds the tool whose words the user used; the embedding finds the one whose *meaning*
 they described; each fixes misses of the other (Chapter 6 measures both). Their scores live on

@@ -1,6 +1,6 @@
 """A learned retriever: the tools that served similar past queries (a query log), fused with BM25.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6c (``notebooks/06c_learned_and_end_to_end.ipynb``).
 
 Intent-style queries ("I'm planning a meal with beef") share no words with the tools they
 need (a recipe API, a nutrition API, a grocery API), but they share many words with *earlier

@@ -1,6 +1,6 @@
 """Every retriever by name: the one function the CLI, the benchmark, the selector and Chapter 6 build them with.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 A name is what a user types (``harness search QUERY --retriever hybrid``) and what a table row
 says. Each maker takes the catalog's records (:class:`~harness.retrieval.records.CatalogTool`);

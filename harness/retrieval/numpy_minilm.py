@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 in NumPy: the sentence embedder of Chapter 6 without PyTorch.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6b (``notebooks/06b_scale_and_speed.ipynb``).
 
 A teaching workbook should not need gigabytes to embed a few thousand tool descriptions: on a
 machine without a local wheel cache, ``pip install torch`` takes a CUDA build of several GB. The

@@ -1,6 +1,6 @@
 """The same all-MiniLM-L6-v2 for one query, run by ONNX Runtime: about three times faster than NumPy.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``), where hybrid-rrf's latency is
+Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``), where hybrid-rrf's latency is
 measured.
 
 A search waits for its query's embedding, and in NumPy that is six layers of small matrix

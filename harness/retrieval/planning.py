@@ -1,6 +1,6 @@
 """Query planning: split a task into step queries, let each step retrieve its own tools, merge.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8a (``notebooks/08a_zero_shot_ideas.ipynb``).
 
 A whole task ("find today's trending games, chart them, save the chart as a PDF") needs several
 tools, and one query for all of them finds the one its words lean towards. Asked step by step,

@@ -1,6 +1,6 @@
 """Where one hybrid query's time goes: tokenizer, the embedding (layer by layer in NumPy), the catalog, BM25, fusion.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``), which reports hybrid-rrf's
+Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``), which reports hybrid-rrf's
 latency at 2,797 tools.
 
     python -m harness.retrieval.query_time [--n 100]

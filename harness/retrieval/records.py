@@ -1,6 +1,6 @@
 """The two records every retriever and every metric share: a catalog tool and a labelled query.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``).
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 A public catalog's tools are not :class:`harness.tools.Tool` objects: their ids carry the
 server (``filesystem/read_file``), some names are not valid API names (``/v1/nutrition``) and

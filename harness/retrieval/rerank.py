@@ -1,6 +1,6 @@
 """A learned re-ranker: a handful of match signals weighed by logistic regression, trained elsewhere.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8a (``notebooks/08a_zero_shot_ideas.ipynb``).
 
 Hybrid search adds two rankings with fixed weights. Which signal deserves trust — a query word in
 the tool's *name* rather than deep in a parameter, a high cosine, a server the query mentions, a

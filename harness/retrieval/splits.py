@@ -1,6 +1,6 @@
 """Splitting labelled queries so an evaluation answers the question it claims to: folds and dev/test.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), where every tuned default is chosen
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``), where every tuned default is chosen
 on a development split and every reported row is measured on queries that tuning never saw.
 
 Two questions need two ways of splitting a query log, and mixing them up flatters a learned

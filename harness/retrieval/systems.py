@@ -1,6 +1,6 @@
 """Named systems' ranking styles, rebuilt from their published descriptions and source.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``) so that what shipping tool-search
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``) so that what shipping tool-search
 systems do can be measured on the same catalogs and queries as everything else:
 
 * PizzaPi — substring scoring per query term: exact name +10, name contains +5, description

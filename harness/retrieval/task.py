@@ -1,6 +1,6 @@
 """Retrieval for whole multi-step tasks: clauses, score fusion and the server hierarchy.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), after plain hybrid search falls
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``), after plain hybrid search falls
 short on LiveMCPBench's task descriptions.
 
 A task ("read the sales sheet, plot it by month, save the chart") needs several tools, and a

@@ -1,6 +1,6 @@
 """Term-level helpers for lexical retrieval: abbreviations, catalog verbs, exact names.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``); used by the fielded BM25.
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``); used by the fielded BM25.
 
 Four mismatches cost BM25 the most on tool catalogs, and each has a cheap, general fix:
 users abbreviate ("PR", "repo", "db") where tools spell out, or the reverse — so both sides

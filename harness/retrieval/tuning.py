@@ -1,6 +1,6 @@
 """Choosing a retriever's settings on development queries only, with one budget for every retriever.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``, §2), whose table reports test queries
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``, §3), whose table reports test queries
 that no choice here ever saw (:func:`harness.retrieval.splits.development_split`).
 
 The procedure, the same for every component with knobs:

@@ -1,6 +1,6 @@
 """A usage prior: the tools past tasks needed get a share of the list, after the relevant ones.
 
-Introduced in Chapter 6 (``notebooks/06_beyond_bm25.ipynb``), after whole-task retrieval stalls.
+Introduced in Chapter 6c (``notebooks/06c_learned_and_end_to_end.ipynb``), after whole-task retrieval stalls.
 
 A task rarely names all it needs. "Generate a report and save it as Markdown to /root/x.md"
 needs ``write_file``; "trains to Shanghai next Wednesday" needs the clock; "where to park near

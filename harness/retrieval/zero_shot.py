@@ -1,6 +1,6 @@
 """Chapter 8's measurement: each zero-shot idea against hybrid search, tuned on development rows only.
 
-Introduced in Chapter 8 (``notebooks/08_zero_shot_retrieval.ipynb``).
+Introduced in Chapter 8a (``notebooks/08a_zero_shot_ideas.ipynb``).
 
     python -m harness.retrieval.zero_shot [--out harness/data/zero_shot_results.json]
 

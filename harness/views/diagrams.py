@@ -477,7 +477,7 @@ def proxy(servers: Sequence[str] = ("filesystem", "git", "fetch", "memory", "…
 
 def rrf_fusion(first: Sequence[str], second: Sequence[str], k: float = 60.0,
                labels: tuple[str, str] = ("BM25", "dense (MiniLM)")) -> Diagram:
-    """Chapter 6: two rankings fused by Reciprocal Rank Fusion; the fused order is :func:`rrf`'s own."""
+    """Chapters 6a and 8a: two rankings fused by Reciprocal Rank Fusion; the fused order is :func:`rrf`'s own."""
     if not first or not second:
         raise ValueError("RRF fusion needs two non-empty rankings.")
     if len(first) > 8 or len(second) > 8:
@@ -535,8 +535,11 @@ COURSE = (
     Chapter("5", "MCP integration", "real servers, deferral, tool search, the prompt cache", True),
     Chapter("7", "Use it in your agent", "harness serve: the proxy real clients use", True),
     Chapter("5b", "MCP operations", "config checks, failing and poisoned servers", False),
-    Chapter("6", "Beyond BM25", "public data, dense and hybrid retrieval", False),
-    Chapter("8", "Zero-shot retrieval", "servers first, query planning, re-ranking", False),
+    Chapter("6a", "Public benchmarks", "fielded, dense, hybrid on test rows", False),
+    Chapter("6b", "Scale and speed", "misses, a fast BM25, catalog size", False),
+    Chapter("6c", "Learned, end to end", "query logs, usage priors, end to end", False),
+    Chapter("8a", "Zero-shot ideas", "servers first, query planning, re-ranking", False),
+    Chapter("8b", "Embedder and query time", "the default, the embedder, query time", False),
 )
 
 

@@ -1,0 +1,87 @@
+"""Chapters 6 and 8 are "going further": parts a learner reads in one sitting, each a whole chapter.
+
+Each part follows the course's skeleton (a reading and run time line, what you will learn, a
+setup cell, numbered sections, a summary, a self-check, exercises, the next part), shows a diagram,
+keeps its asserts in collapsed evidence cells, stays within 3,000 reading words, and uses no words
+a learner has no context for.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+PARTS = ("06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
+         "08a_zero_shot_ideas", "08b_embedder_and_query_time")
+BUDGET = 3_000
+#: Phrases that name the project's history or lean on a parameter as if it were a finding.
+NO_CONTEXT = ("old default", "chapter 1's cliff", "the issue set", "this round", "earlier session",
+              "every configuration succeeds less often", "best retriever that learns nothing", "this is the last chapter")
+READING = re.compile(r"^\*Reading: about (\d+) min · Run: about (\d+) min on 2 cores\*$", re.M)
+
+
+def cells(part: str) -> list[dict]:
+    return json.loads((NOTEBOOKS / f"{part}.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def evidence(cell: dict) -> bool:
+    return "evidence" in cell.get("metadata", {}).get("tags", [])
+
+
+def reading_words(part: str) -> int:
+    return sum(len(re.findall(r"\S+", source(c))) for c in cells(part) if not evidence(c))
+
+
+def test_the_single_notebooks_are_gone():
+    assert not (NOTEBOOKS / "06_beyond_bm25.ipynb").exists()
+    assert not (NOTEBOOKS / "08_zero_shot_retrieval.ipynb").exists()
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_a_part_is_read_in_one_sitting(part):
+    words = reading_words(part)
+    assert words <= BUDGET, f"{part} has {words} reading words, over {BUDGET}"
+    stated = READING.findall(source(cells(part)[0]))
+    assert len(stated) == 1, f"{part}: the first cell states reading and run time on one line"
+    assert int(stated[0][0]) == math.ceil(words / 150), f"{part}: {words} words read in {math.ceil(words / 150)} min"
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_a_part_has_the_skeleton(part):
+    nb = cells(part)
+    first = source(nb[0])
+    assert first.startswith("# ") and "**What you will learn**" in first
+    headings = [line for c in nb if c["cell_type"] == "markdown" for line in source(c).splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Setup" and headings[-4:] == ["## Summary", "## Self-check", "## Exercises", "## Next"]
+    numbered = [h for h in headings if re.match(r"## \d+ · ", h)]
+    assert [int(re.match(r"## (\d+)", h)[1]) for h in numbered] == list(range(1, len(numbered) + 1))
+    code = [source(c) for c in nb if c["cell_type"] == "code"]
+    assert any("harness.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
+    assert any("self_check(" in s for s in code), f"{part} has no self-check widget"
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_evidence_is_off_the_reading_path(part):
+    proof = [c for c in cells(part) if evidence(c)]
+    assert proof, f"{part} pins its prose numbers in evidence cells"
+    for c in proof:
+        assert c["metadata"].get("jupyter", {}).get("source_hidden") is True
+        assert source(c).rstrip().splitlines()[-1].startswith('print("✓ checks: ')
+    on_path = [source(c) for c in cells(part) if c["cell_type"] == "code" and not evidence(c)]
+    asserts = sum(len(re.findall(r"^\s*assert ", s, re.M)) for s in on_path)
+    # what stays: the few that show an inline toy equals the package's version, which is the lesson
+    assert asserts <= 8, f"{part} keeps {asserts} asserts on the reading path"
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_no_words_without_context(part):
+    text = "\n".join(source(c) for c in cells(part) if c["cell_type"] == "markdown").lower()
+    assert not [p for p in NO_CONTEXT if p in text]
