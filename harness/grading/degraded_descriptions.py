@@ -21,12 +21,14 @@ from harness.demo import CONFUSABLE_PAIRS, LabelledQuery, demo_tools, load_demo_
 from harness.eval import recall_at_k
 from harness.grading.learner import Passed, call
 from harness.providers.offline import OfflineModel
+from harness.ranking import DEFAULT_K
 from harness.text import content_words
 from harness.tools import Tool
 
 FIELDS = ("name", "description", "parameter names", "parameter descriptions")
-#: Recall is measured over the top K tools; accuracy with N tools shown (the gold tool among them).
-K = 7
+#: Recall is measured over the tools a turn shows (the package's one tools-per-turn default); accuracy with
+#: N tools shown (the gold tool among them).
+K = DEFAULT_K
 N_SHOWN = 20
 
 
