@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from conftest import run
 from harness.mcp import proxy as proxy_module
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy import ToolProxy, proxy_policy
+from harness.mcp.proxy_measure import search_latency
 from harness.mcp.servers import workbook_servers_config
 from harness.retrieval.dense import DIMENSIONS, Encoder, dense_unavailable_reason
 
@@ -135,3 +137,43 @@ def test_without_the_embedding_extra_the_proxy_says_it_searches_with_bm25(tmp_pa
     index = run(session_run())
     assert index["retriever"] == "bm25-fielded" and index["state"] == "indexed"
     assert index["note"] == "hybrid-rrf needs embeddings: the embedding extra is not installed"
+
+
+def test_latency_is_measured_only_once_the_retrievers_own_index_is_in_use():
+    class Session:  # the proxy's answers: two reads while it embeds, then its index is in use
+        states = ["indexing", "indexing", "indexed"]
+        searches_before_indexed = 0
+
+        async def read_resource(self, uri):
+            state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+            text = json.dumps({"retriever": "hybrid-rrf", "deferred": 3, "index": {"state": state}})
+            return SimpleNamespace(contents=[SimpleNamespace(text=text)])
+
+        async def call_tool(self, name, arguments):
+            self.searches_before_indexed += len(self.states) > 1
+            return SimpleNamespace(is_error=False)
+
+    session = Session()
+    latency = run(search_latency(session, queries=["a", "b"], repeats=2))
+    assert session.searches_before_indexed == 0 and len(latency.samples) > 0
+
+
+def test_an_index_that_fails_leaves_bm25_searching_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_EMBEDDING_CACHE", str(tmp_path / "cache"))
+
+    class BrokenEncoder(GatedEncoder):
+        def _model_encode(self, texts: list[str]) -> np.ndarray:
+            raise RuntimeError("the model file is damaged")
+
+    async def session_run():
+        async with MCPHub(workbook_servers_config(("notes",)), log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
+            proxy = ToolProxy(hub, retriever="hybrid", encoder=BrokenEncoder())
+            await asyncio.wait_for(proxy.indexed(), 30)
+            found = json.loads(proxy.search_tools("read a note", 1))["matches"]
+            index = proxy.status()["index"]
+            await proxy.aclose()
+            return found, index
+
+    found, index = run(session_run())
+    assert found and index["state"] == "indexed" and index["retriever"] == "bm25-fielded"
+    assert index["note"] == "hybrid-rrf could not index the tools, so bm25-fielded finds them: the model file is damaged"

@@ -217,8 +217,8 @@ class ToolProxy:
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-search")
         self._indexer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-index")
         self._building: asyncio.Future[_ProxySearch] | None = None  # the newest index under way
-        self.indexed_by = INTERIM  # the retriever behind :attr:`search`
-        self._reindex()
+        listed, deferred, by_name = self._split()
+        self._use(listed, by_name, deferred, *self._first_index(deferred))
 
     # --- the catalog ------------------------------------------------------------------------
 
@@ -227,7 +227,6 @@ class ToolProxy:
         if t.name in self._extra_records:
             return dataclasses.replace(self._extra_records[t.name], id=t.name)
         return CatalogTool.from_tool(t)
-
 
     def _split(self) -> tuple[list[Tool], list[Tool], dict[str, Tool]]:
         """The hub's tools as (listed, deferred, by proxy name); cheap, read on the event loop's thread."""
@@ -246,16 +245,18 @@ class ToolProxy:
 
         return _ProxySearch([], deferred, retriever=ranker)
 
-    def _reindex(self) -> None:
-        """Take the hub's tools as they are now: searchable at once, embedded in the index thread.
+    def _first_index(self, deferred: Sequence[Tool]) -> tuple[_ProxySearch, str]:
+        """The search to use at once, and its retriever: the proxy's own when it needs no embeddings,
+        else fielded BM25 (milliseconds to build) until the embedded index is built."""
+        now = INTERIM if needs_embeddings(self.retriever) else self.retriever
+        return self._searcher(deferred, now), now
 
-        A retriever without embeddings is built here (milliseconds). One with embeddings gets
-        fielded BM25 over every current tool at once, and its own index when the index thread has
-        built it, swapped in whole, unless a newer re-index has started meanwhile.
-        """
-        listed, deferred, by_name = self._split()
-        now = self.retriever if not needs_embeddings(self.retriever) else INTERIM
-        self.listed, self.by_name, self.search, self.indexed_by = listed, by_name, self._searcher(deferred, now), now
+    def _use(self, listed: list[Tool], by_name: dict[str, Tool], deferred: Sequence[Tool],
+             search: _ProxySearch, now: str) -> None:
+        """Take the hub's tools as :meth:`_split` gave them, with ``search`` from :meth:`_first_index`; when
+        the proxy's retriever needs embeddings, build its index in the index thread and swap it in whole
+        when done, unless a newer re-index has started meanwhile."""
+        self.listed, self.by_name, self.search, self.indexed_by = listed, by_name, search, now
         self._flag_cache: dict[str, list[str]] = {}
         if now == self.retriever:
             self._building = None
@@ -452,10 +453,12 @@ class ToolProxy:
             await self.relist(server)
 
     async def relist(self, server: str) -> None:
-        """List ``server``'s tools again, re-index them (embedding in the index thread), and tell the listeners."""
+        """List ``server``'s tools again, re-index them (off the event loop), and tell the listeners."""
         if not await self.hub.refresh(server):  # a server that breaks while re-listing keeps its old tools
             return
-        self._reindex()
+        listed, deferred, by_name = self._split()
+        first = await asyncio.get_running_loop().run_in_executor(self._worker, self._first_index, deferred)
+        self._use(listed, by_name, deferred, *first)
         self.reindexed += 1
         for listener in list(self.listeners):
             try:
