@@ -14,7 +14,7 @@ from conftest import run_pytest
 from harness.mcp.landscape import default_node_dir
 
 START_NODE_SERVERS = [f"notebooks/{name}.ipynb" for name in
-                      ("05_mcp_integration", "05b_mcp_operations", "07_use_it_in_your_agent")]
+                      ("00_start_here", "05_mcp_integration", "05b_mcp_operations", "07_use_it_in_your_agent")]
 
 
 def test_chapters_that_start_node_servers_pass_without_them(tmp_path):
