@@ -11,9 +11,10 @@ other work too (a load of 16 on 2 cores stretched a 37 s test to 237 s), while a
 time is about what it takes on 2 free cores: the chapters' work runs one thing at a time. The wall
 clock of this run is kept beside it (``wall_seconds``) with the note of how busy the machine was.
 
-    PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/measure_run_times.py [NOTEBOOK ...] [--note TEXT]
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/measure_run_times.py [NOTEBOOK ...] [--note TEXT] [--guide]
 
-Named notebooks are re-measured and merged into the file; with none, every notebook is.
+Named notebooks are re-measured and merged into the file; with none, every notebook is. ``--guide``
+then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.views.reading_time import RUN_TIMES, all_notebooks  # noqa: E402
+from harness.views.reading_time import GUIDE, RUN_TIMES, all_notebooks, measured_seconds, with_measured_times  # noqa: E402
 
 
 def children_cpu() -> float:
@@ -51,14 +52,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--note", default="", help="how busy the machine was, which extras were installed")
+    parser.add_argument("--guide", action="store_true", help="write the measured times into the instructor's guide")
     args = parser.parse_args()
-    chosen = [p.resolve() for p in args.notebooks] or all_notebooks(ROOT)
+    chosen = [p.resolve() for p in args.notebooks] if args.notebooks or args.guide else all_notebooks(ROOT)
     with tempfile.TemporaryDirectory() as scratch:
         for notebook in chosen:
             name = notebook.relative_to(ROOT).as_posix()
             cpu, wall = run_seconds(notebook, Path(scratch))
             record(name, cpu, wall, args.note)
             print(f"{name}: {cpu:.1f} s processor, {wall:.1f} s wall", flush=True)
+    if args.guide:
+        GUIDE.write_text(with_measured_times(GUIDE.read_text(encoding="utf-8"), ROOT, measured_seconds()), encoding="utf-8")
 
 
 def record(name: str, cpu: float, wall: float, note: str) -> None:

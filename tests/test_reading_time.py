@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.views.reading_time import (RUN_TIMES, all_notebooks, load_notebook, measured_seconds, reading_minutes,
-                                        reading_words, run_minutes, run_time_drift, stated_times, within)
+from harness.views.reading_time import (RUN_TIMES, all_notebooks, guide_times, load_notebook, measured_seconds,
+                                        reading_minutes, reading_words, run_minutes, run_time_drift, spoken_time,
+                                        stated_times, with_measured_times, within)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -96,6 +97,29 @@ def test_drift_is_reported_for_notebooks_beyond_the_factor_only():
     assert not any("a.ipynb" in s for s in lines)
 
 
+@pytest.mark.parametrize("seconds, said", [(3, "≈ 5 s"), (12, "≈ 10 s"), (13, "≈ 15 s"), (89, "≈ 90 s"), (90, "≈ 2 min"),
+                                           (200, "≈ 3 min")])
+def test_spoken_time_rounds_to_5_s_then_to_minutes(seconds, said):
+    assert spoken_time(seconds) == said
+
+
+def test_the_guide_rows_are_read_and_rewritten_from_the_measurement(tmp_path):
+    for folder, names in (("notebooks", ("00_start.ipynb", "05b_ops.ipynb")), ("exercises/solutions", ("07_x.ipynb",))):
+        (tmp_path / folder).mkdir(parents=True)
+        for name in names:
+            (tmp_path / folder / name).write_text("{}")
+    guide = ("| chapter | run time | plan |\n|---|---|---|\n| 0 · Start | tools | ≈ 15 s | live |\n"
+             "| 5b · Ops | servers | ≈ 3 min | — |\n\nExercises:\n\n| 7 · deferral | Ch 5 | ≈ 30 s | in the room |\n")
+    assert guide_times(guide, tmp_path) == {"notebooks/00_start.ipynb": 15, "notebooks/05b_ops.ipynb": 180,
+                                            "exercises/solutions/07_x.ipynb": 30}
+    measured = {"notebooks/00_start.ipynb": 41, "notebooks/05b_ops.ipynb": 100, "exercises/solutions/07_x.ipynb": 7}
+    rewritten = with_measured_times(guide, tmp_path, measured)
+    assert "| 0 · Start | tools | ≈ 40 s | live |" in rewritten and "| 5b · Ops | servers | ≈ 2 min | — |" in rewritten
+    assert "| 7 · deferral | Ch 5 | ≈ 5 s | in the room |" in rewritten
+    assert guide_times(rewritten, tmp_path) == {"notebooks/00_start.ipynb": 40, "notebooks/05b_ops.ipynb": 120,
+                                                "exercises/solutions/07_x.ipynb": 5}
+
+
 # --- the chapters ------------------------------------------------------------------------------------
 
 
@@ -143,30 +167,15 @@ def test_each_going_further_part_is_at_most_3000_reading_words(path):
 
 # --- the instructor's guide --------------------------------------------------------------------------
 
-GUIDE_ROW = re.compile(r"^\| (\w+) · [^|]+\|[^|]*\| ≈ (\d+) (s|min) \|", re.MULTILINE)
-
-
-def guide_times() -> dict[str, float]:
-    """The guide's run-time column: repository-relative notebook path → stated seconds.
-
-    Chapter rows name a chapter ("5b · ..."), exercise rows a number ("7 · ..."), whose run is its solution's.
-    """
-    text = GUIDE.read_text(encoding="utf-8")
-    chapters, exercises = text.split("\nExercises", 1)
-    stated = {}
-    for part, folder in ((chapters, "notebooks"), (exercises, "exercises/solutions")):
-        for number, value, unit in GUIDE_ROW.findall(part):
-            [path] = (ROOT / folder).glob(f"{number.zfill(2) if number.isdigit() else number.zfill(3)}_*.ipynb")
-            stated[path.relative_to(ROOT).as_posix()] = float(value) * (60 if unit == "min" else 1)
-    return stated
-
 
 def test_the_guide_states_a_run_time_for_every_chapter_and_exercise():
-    assert set(guide_times()) == {p.relative_to(ROOT).as_posix() for p in all_notebooks(ROOT)}
-    assert "to re-measure" not in GUIDE.read_text(encoding="utf-8")
+    text = GUIDE.read_text(encoding="utf-8")
+    assert set(guide_times(text, ROOT)) == {p.relative_to(ROOT).as_posix() for p in all_notebooks(ROOT)}
+    assert "to re-measure" not in text
 
 
 def test_the_guide_times_are_within_2x_of_the_measured_ones():
     measured = measured_seconds()
-    wrong = {name: (stated, measured[name]) for name, stated in guide_times().items() if not within(stated, measured[name])}
+    stated = guide_times(GUIDE.read_text(encoding="utf-8"), ROOT)
+    wrong = {name: (seconds, measured[name]) for name, seconds in stated.items() if not within(seconds, measured[name])}
     assert wrong == {}, f"stated against measured seconds: {wrong}"

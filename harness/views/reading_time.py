@@ -17,6 +17,7 @@ from pathlib import Path
 WORDS_PER_MINUTE = 150
 EVIDENCE_TAG = "evidence"
 RUN_TIMES = Path(__file__).resolve().parents[2] / "notebooks" / "run_times.json"
+GUIDE = RUN_TIMES.with_name("INSTRUCTORS.md")
 STATED = re.compile(r"\*Reading: about (\d+) min · Run: about (\d+) min on 2 cores\*")
 
 
@@ -87,3 +88,40 @@ def run_time_drift(observed: dict[str, float], measured: dict[str, float], facto
         elif not within(seconds, measured[name], factor):
             lines.append(f"{name}: ran in {seconds:.0f} s here; committed {measured[name]:.0f} s (beyond {factor:g}×)")
     return lines
+
+
+# The instructor's guide (notebooks/INSTRUCTORS.md) states each chapter's and exercise's run time in a table
+# row "| 5b · name | ... | ≈ 45 s | ..."; chapter rows come before the line starting "Exercises", whose
+# rows name the exercise (its run is its solution's).
+GUIDE_ROW = re.compile(r"^(\| (\w+) · [^|]+\|[^|]*\| )≈ (\d+) (s|min)( \|)", re.MULTILINE)
+EXERCISES_START = "\nExercises"
+
+
+def spoken_time(seconds: float) -> str:
+    """A run time as the guide says it: '≈ 35 s' (to 5 s) under 90 s, else '≈ 3 min'."""
+    return f"≈ {max(5, 5 * round(seconds / 5))} s" if seconds < 90 else f"≈ {round(seconds / 60)} min"
+
+
+def _guide_notebook(root: Path, number: str, exercise: bool) -> str:
+    """The repository-relative notebook a guide row names: '5b' → notebooks/05b_*.ipynb, exercise '7' → its solution."""
+    folder = "exercises/solutions" if exercise else "notebooks"
+    prefix = number.zfill(2) if number.isdigit() else number.zfill(3)
+    [path] = (Path(root) / folder).glob(f"{prefix}_*.ipynb")
+    return path.relative_to(root).as_posix()
+
+
+def guide_times(text: str, root: Path) -> dict[str, float]:
+    """The guide's stated run times: repository-relative notebook path → seconds."""
+    chapters, exercises = text.split(EXERCISES_START, 1)
+    return {_guide_notebook(root, row[1], part is exercises): float(row[2]) * (60 if row[3] == "min" else 1)
+            for part in (chapters, exercises) for row in GUIDE_ROW.findall(part)}
+
+
+def with_measured_times(text: str, root: Path, measured: dict[str, float]) -> str:
+    """The guide with every stated run time replaced by the measured one, said as :func:`spoken_time` says it."""
+    chapters, exercises = text.split(EXERCISES_START, 1)
+
+    def fill(part: str, exercise: bool) -> str:
+        return GUIDE_ROW.sub(lambda m: m[1] + spoken_time(measured[_guide_notebook(root, m[2], exercise)]) + m[5], part)
+
+    return fill(chapters, False) + EXERCISES_START + fill(exercises, True)
