@@ -31,6 +31,37 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item.nodeid.split("::")[0] not in HEAVY]
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Compare each notebook's whole nbval run in this session with its committed run time
+    (notebooks/run_times.json, which the chapters' stated run times are tested against) and say which
+    drifted beyond 2×. A warning, not a failure: a session's time follows the machine's load, the
+    real model (Chapter 1 re-checks it only where installed) and first-run caches, so failing here
+    would fail honest code on a busy machine; the stated times themselves are tested against the
+    committed measurement in tests/test_reading_time.py, and this line says when to re-measure.
+    nbval's times are wall-clock, the file's processor time: about the same on 2 free cores."""
+    from harness.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
+
+    seconds: dict[str, float] = {}
+    cells: dict[str, int] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            name = getattr(report, "nodeid", "").split("::")[0]
+            if name.endswith(".ipynb") and hasattr(report, "duration"):
+                seconds[name] = seconds.get(name, 0.0) + report.duration
+                cells[name] = cells.get(name, 0) + (report.when == "call")
+    root = Path(str(config.rootpath))
+    timed = {p.relative_to(root).as_posix() for p in all_notebooks(root)}  # chapters and solutions, not starters
+    whole = {name: s for name, s in seconds.items() if name in timed  # a notebook run in part (-k, -x) says nothing
+             and cells[name] == sum(c["cell_type"] == "code" for c in load_notebook(root / name)["cells"])}
+    if whole and RUN_TIMES.exists():
+        lines = run_time_drift(whole, measured_seconds())
+        if lines:
+            terminalreporter.write_sep("-", "notebook run times beyond 2x of notebooks/run_times.json "
+                                            "(re-measure: scripts/measure_run_times.py)")
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """nbval stops each notebook's kernel with SIGKILL, and a test may kill a proxy, which runs no
     clean-up: remove the demo sandboxes and MCP log folders such killed processes left in the temp folder."""

@@ -1,0 +1,79 @@
+"""Time each chapter's and each exercise solution's whole run, and commit the seconds.
+
+The chapters' stated run times (``*Reading: about N min · Run: about M min on 2 cores*``, Chapter 0 on)
+and the instructor's guide are checked against this file by tests/test_reading_time.py, so a time
+printed for a learner is a measured one. Each notebook runs top to bottom with nbconvert into a
+scratch folder (the committed notebook is not touched), one after another, as a learner's Run All would.
+
+``seconds`` is the processor time (user + system) of the run's processes — nbconvert, its kernel and
+what the kernel started and waited for. On a machine shared with other work the wall clock measures the
+other work too (a load of 16 on 2 cores stretched a 37 s test to 237 s), while a notebook's processor
+time is about what it takes on 2 free cores: the chapters' work runs one thing at a time. The wall
+clock of this run is kept beside it (``wall_seconds``) with the note of how busy the machine was.
+
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/measure_run_times.py [NOTEBOOK ...] [--note TEXT] [--guide]
+
+Named notebooks are re-measured and merged into the file; with none, every notebook is. ``--guide``
+then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.views.reading_time import GUIDE, RUN_TIMES, all_notebooks, measured_seconds, with_measured_times  # noqa: E402
+
+
+def children_cpu() -> float:
+    """Processor seconds of every finished child process so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def run_seconds(notebook: Path, scratch: Path) -> tuple[float, float]:
+    """(processor, wall-clock) seconds of one nbconvert run of ``notebook`` (a failed run raises: its time means nothing)."""
+    start, cpu = time.monotonic(), children_cpu()
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                    "--ExecutePreprocessor.timeout=900", "--output-dir", str(scratch), str(notebook)],
+                   check=True, capture_output=True, cwd=ROOT)
+    return children_cpu() - cpu, time.monotonic() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--note", default="", help="how busy the machine was, which extras were installed")
+    parser.add_argument("--guide", action="store_true", help="write the measured times into the instructor's guide")
+    args = parser.parse_args()
+    chosen = [p.resolve() for p in args.notebooks] if args.notebooks or args.guide else all_notebooks(ROOT)
+    with tempfile.TemporaryDirectory() as scratch:
+        for notebook in chosen:
+            name = notebook.relative_to(ROOT).as_posix()
+            cpu, wall = run_seconds(notebook, Path(scratch))
+            record(name, cpu, wall, args.note)
+            print(f"{name}: {cpu:.1f} s processor, {wall:.1f} s wall", flush=True)
+    if args.guide:
+        GUIDE.write_text(with_measured_times(GUIDE.read_text(encoding="utf-8"), ROOT, measured_seconds()), encoding="utf-8")
+
+
+def record(name: str, cpu: float, wall: float, note: str) -> None:
+    """Merge one measurement into the committed file at once, so an interrupted run keeps what it measured."""
+    known = json.loads(RUN_TIMES.read_text(encoding="utf-8")) if RUN_TIMES.exists() else {}
+    for key, value in (("seconds", cpu), ("wall_seconds", wall)):
+        known[key] = dict(sorted({**known.get(key, {}), name: round(value, 1)}.items()))
+    if note:
+        known["note"] = note
+    RUN_TIMES.write_text(json.dumps(known, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
