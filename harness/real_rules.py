@@ -126,8 +126,14 @@ def difference(rows: Sequence[StepRow], a: str, b: str, score: Score = right, sp
     return Difference(a, b, sum(diffs.values()) / len(diffs), low, high)
 
 
+def measured(rows: Sequence[StepRow], config: str, split: str = "dev", expected: Collection[Key] | None = None) -> bool:
+    """Whether ``config`` has a row for every step of ``split`` (a partial run is not a random sample)."""
+    expected = expected_steps(split) if expected is None else expected
+    return set(expected) <= dev_steps(rows, config, split).keys()
+
+
 def _missing(rows: Sequence[StepRow], configs: Sequence[str], expected: Collection[Key]) -> list[str]:
-    return [c for c in configs if not set(expected) <= dev_steps(rows, c).keys()]
+    return [c for c in configs if not measured(rows, c, expected=expected)]
 
 
 def _undecided(rule: str, rows: Sequence[StepRow], configs: Sequence[str], missing: Sequence[str],

@@ -6,7 +6,7 @@ instead of a paired interval, a search counted where the tool was shown) gives a
 import pytest
 
 from harness.rates import cluster_bootstrap_interval
-from harness.real_rules import K_CONFIGS, discovery_rule, estimate, k_rule, query_rule
+from harness.real_rules import K_CONFIGS, discovery_rule, estimate, k_rule, measured, query_rule
 from harness.real_steps import StepRow
 
 SCENARIOS = [f"s{i}" for i in range(40)]
@@ -79,3 +79,10 @@ def test_cluster_bootstrap_resamples_groups_not_values():
     assert low < 0.5 < high and high - low > 2 * (flat_high - flat_low)
     with pytest.raises(ValueError, match="at least one value"):
         cluster_bootstrap_interval([])
+
+
+def test_measured_needs_every_step():
+    rows = rows_at("k=10", 10)
+    assert measured(rows, "k=10", expected=EXPECTED)
+    assert not measured(rows[:-1], "k=10", expected=EXPECTED)
+    assert not measured(rows, "k=5", expected=EXPECTED)
