@@ -109,3 +109,25 @@ def paired_ratio_difference_interval(cost_a: Sequence[float], solved_a: Sequence
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(diffs, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def cluster_bootstrap_interval(groups: Sequence[Sequence[float]], *, level: float = 0.95, resamples: int = 2000,
+                               seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval for the pooled mean of values that come in groups (steps within scenarios).
+
+    Steps of one scenario are not independent (one misread request spoils all of them), so the
+    groups are resampled, not the values: each resample draws scenarios with replacement and takes
+    the mean over all their steps. Pass per-step differences of two configurations for a paired interval.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}.")
+    sums = np.array([float(sum(g)) for g in groups])
+    sizes = np.array([len(g) for g in groups], dtype=float)
+    if not sizes.size or not sizes.sum():
+        raise ValueError("A bootstrap interval needs at least one value.")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, sizes.size, size=(resamples, sizes.size))
+    means = sums[picks].sum(axis=1) / np.maximum(sizes[picks].sum(axis=1), 1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)

@@ -376,6 +376,31 @@ def load(path: str | Path | None = None) -> list[StepRow]:
     return read_rows(path or Path(__file__).parent / "data" / RESULTS_FILE)
 
 
+class StandInSteps:
+    """The offline stand-in asked one step at a time, as the real model is: its first call, or None when it answers.
+
+    Chapter 3 puts its per-step rates beside the real model's; it has no margins (it does not score tokens).
+    """
+
+    def __init__(self) -> None:
+        from harness.providers.offline import OfflineModel
+        self.model = OfflineModel()
+
+    def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> Any:
+        from harness.providers.local_llama import StepChoice
+        calls = self.model.respond(transcript, tools).tool_calls
+        return StepChoice(calls[0].name if calls else None, None, "", None, 0)
+
+
+def stand_in_rows(names: Sequence[str], splits: Sequence[str] = SPLITS) -> list[StepRow]:
+    """The stand-in's rows for the configurations ``names`` over the demo tools (seconds, not hours)."""
+    chosen = [c for c in CONFIGS if c.name in names and not c.landscape]
+    with catalogs(lambda line: None) as catalog_for, tempfile.TemporaryDirectory(prefix="stand-in-steps-") as scratch:
+        out = Path(scratch) / RESULTS_FILE
+        run_steps(StandInSteps(), out, chosen, catalog_for=catalog_for, splits=splits, log=lambda line: None)
+        return read_rows(out)
+
+
 # --- the catalogs --------------------------------------------------------------------------------
 
 def landscape_tools(folder: Path) -> tuple[list[Tool], list[str]]:

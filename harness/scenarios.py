@@ -320,3 +320,40 @@ def narrated_steps(task: str, steps: Sequence[str]) -> list[Transcript]:
         following = f" Next: {steps[i + 1]}" if i + 1 < len(steps) else ""
         t.append(Message("assistant", [TextBlock(f"Done: {step}.{following}")]))
     return out
+
+
+FAILURE_KINDS = ("tool not shown", "wrong tool", "phrase its lexicon lacks", "argument content")
+
+
+def failure_kind(run: ScenarioRun) -> str:
+    """Why a failed run failed, at the first needed tool it did not call successfully in order (Chapter 3).
+
+    ``tool not shown``: that tool was on no turn's list. ``wrong tool``: the model called a tool the
+    scenario does not need instead. ``argument content``: it called the right tools (or the needed one,
+    which came back as an error), but the world or the answer is wrong. ``phrase its lexicon lacks``:
+    the tool was shown and nothing wrong was called — the model did not see that the request asks for
+    the step (for the stand-in, its lexicon has no words for the phrase), or answered a tool-less
+    request without what it needed.
+    """
+    if run.success:
+        raise ValueError(f"Scenario {run.scenario.id!r} succeeded: there is no failure to classify.")
+    needed = list(run.scenario.tools)
+    if not needed:  # a request needing no tool, answered without what it asked for
+        return "phrase its lexicon lacks"
+    calls = run.result.calls()
+    done, missing = 0, None
+    for name in needed:  # the needed tools called successfully in order, as far as they go
+        position = next((i for i in range(done, len(calls)) if calls[i][0] == name and calls[i][2]), None)
+        if position is None:
+            missing = name
+            break
+        done = position + 1
+    if missing is None:
+        return "argument content"
+    if missing not in {n for ev in run.result.turns for n in ev.tool_names}:
+        return "tool not shown"
+    if any(name not in needed for name, _, _ in calls[done:]):
+        return "wrong tool"
+    if any(name == missing for name, _, _ in calls[done:]):
+        return "argument content"
+    return "phrase its lexicon lacks"

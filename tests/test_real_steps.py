@@ -216,3 +216,16 @@ def test_committed_rows_reproduce_on_the_real_model(catalog):
             again.append(ask(provider, config, case, config.make(catalog)(case.transcript)))
     assert [r.shown for r in again] == [r.shown for r in picks]
     assert [r.choice for r in again] == [r.choice for r in picks]
+
+
+def test_the_stand_in_answers_the_same_cases_as_the_real_model():
+    from harness.real_steps import stand_in_rows
+
+    rows = stand_in_rows(["k=10", "all 74"], splits=("heldout",))
+    assert {r.config for r in rows} == {"k=10", "all 74"}
+    by_config = {c: [r for r in rows if r.config == c] for c in ("k=10", "all 74")}
+    assert len(by_config["k=10"]) == len(by_config["all 74"]) == len([c for c in cases(ToolCatalog(demo_tools()), ("heldout",))])
+    assert not any(r.verdict == "not shown" for r in by_config["all 74"])  # every tool shown
+    for r in rows:
+        assert r.verdict == verdict(r.needed, r.shown, r.choice)
+    assert {r.verdict for r in rows if r.needed is not None} - {"right", "wrong", "answered", "not shown"} == set()
