@@ -10,16 +10,17 @@ on the page.
 """
 from __future__ import annotations
 
+from importlib import resources
+
 import json
 import statistics
-from pathlib import Path
 from typing import Sequence
 
 from harness.queries import DEFAULT_QUERY
 from harness.rates import bootstrap_interval, paired_difference_interval
 
-PAGE = Path(__file__).parent / "data" / "what_to_do.md"
-ZERO_SHOT_FILE = Path(__file__).parent / "data" / "zero_shot_results.json"
+PAGE = resources.files("harness.data").joinpath("what_to_do.md")
+ZERO_SHOT_FILE = resources.files("harness.data").joinpath("zero_shot_results.json")
 
 
 def page() -> str:

@@ -13,17 +13,18 @@ that excludes zero, except the k rule, whose knee is read on the rates themselve
 """
 from __future__ import annotations
 
+from importlib import resources
+
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Collection, Sequence
 
 from harness.rates import cluster_bootstrap_interval
 from harness.real_steps import StepRow
 from harness.scenarios import knee
 
-RULES = json.loads((Path(__file__).parent / "data" / "real_model_rules.json").read_text(encoding="utf-8"))
+RULES = json.loads(resources.files("harness.data").joinpath("real_model_rules.json").read_text(encoding="utf-8"))
 ALL_TOOLS = 74  # the demo catalog's size: "all 74" in the k sweep
 K_CONFIGS = {3: "k=3", 5: "k=5", 10: "k=10", 20: "k=20", ALL_TOOLS: "all 74"}
 #: The loop's default query is the transcript; at k = 10 its rows are the k sweep's "k=10".

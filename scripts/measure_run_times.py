@@ -65,17 +65,17 @@ def main() -> None:
             record(name, wall if args.quiet else cpu, wall, args.note)
             print(f"{name}: {cpu:.1f} s processor, {wall:.1f} s wall", flush=True)
     if args.guide:
-        GUIDE.write_text(with_measured_times(GUIDE.read_text(encoding="utf-8"), ROOT, measured_seconds()), encoding="utf-8")
+        (ROOT / GUIDE).write_text(with_measured_times((ROOT / GUIDE).read_text(encoding="utf-8"), ROOT, measured_seconds(ROOT)), encoding="utf-8")
 
 
 def record(name: str, cpu: float, wall: float, note: str) -> None:
     """Merge one measurement into the committed file at once, so an interrupted run keeps what it measured."""
-    known = json.loads(RUN_TIMES.read_text(encoding="utf-8")) if RUN_TIMES.exists() else {}
+    known = json.loads((ROOT / RUN_TIMES).read_text(encoding="utf-8")) if (ROOT / RUN_TIMES).exists() else {}
     for key, value in (("seconds", cpu), ("wall_seconds", wall)):
         known[key] = dict(sorted({**known.get(key, {}), name: round(value, 1)}.items()))
     if note:
         known["note"] = note
-    RUN_TIMES.write_text(json.dumps(known, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (ROOT / RUN_TIMES).write_text(json.dumps(known, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

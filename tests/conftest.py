@@ -38,7 +38,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     real model (Chapter 1 re-checks it only where installed) and first-run caches, so failing here
     would fail honest code on a busy machine; the stated times themselves are tested against the
     committed measurement in tests/test_reading_time.py, and this line says when to re-measure.
-    nbval's times are wall-clock, the file's processor time: about the same on 2 free cores."""
+    nbval's times are wall-clock, as are the file's when measured with nothing else running (--quiet)."""
     from harness.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
 
     seconds: dict[str, float] = {}
@@ -53,8 +53,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     timed = {p.relative_to(root).as_posix() for p in all_notebooks(root)}  # chapters and solutions, not starters
     whole = {name: s for name, s in seconds.items() if name in timed  # a notebook run in part (-k, -x) says nothing
              and cells[name] == sum(c["cell_type"] == "code" for c in load_notebook(root / name)["cells"])}
-    if whole and RUN_TIMES.exists():
-        lines = run_time_drift(whole, measured_seconds())
+    if whole and (root / RUN_TIMES).exists():
+        lines = run_time_drift(whole, measured_seconds(root))
         if lines:
             terminalreporter.write_sep("-", "notebook run times beyond 2x of notebooks/run_times.json "
                                             "(re-measure: scripts/measure_run_times.py)")

@@ -124,7 +124,7 @@ def test_the_guide_rows_are_read_and_rewritten_from_the_measurement(tmp_path):
 
 
 def test_every_chapter_and_solution_has_a_committed_run_time():
-    measured = measured_seconds()
+    measured = measured_seconds(ROOT)
     names = {p.relative_to(ROOT).as_posix() for p in all_notebooks(ROOT)}
     assert names - set(measured) == set(), f"run scripts/measure_run_times.py for these (see {RUN_TIMES.name})"
     assert set(measured) - names == set(), "measurements of notebooks that no longer exist"
@@ -145,7 +145,7 @@ def test_each_chapter_states_its_reading_time(path):
 def test_each_chapter_states_its_run_time_within_2x_of_the_measured_one(path):
     stated = stated_times(load_notebook(path))
     assert stated is not None, f"{path.name}: the first cell states no run time"
-    measured = run_minutes(measured_seconds()[path.relative_to(ROOT).as_posix()])
+    measured = run_minutes(measured_seconds(ROOT)[path.relative_to(ROOT).as_posix()])
     assert within(stated[1], measured), f"{path.name} states {stated[1]} min of run; measured {measured} min"
 
 
@@ -175,7 +175,7 @@ def test_the_guide_states_a_run_time_for_every_chapter_and_exercise():
 
 
 def test_the_guide_times_are_within_2x_of_the_measured_ones():
-    measured = measured_seconds()
+    measured = measured_seconds(ROOT)
     stated = guide_times(GUIDE.read_text(encoding="utf-8"), ROOT)
     wrong = {name: (seconds, measured[name]) for name, seconds in stated.items() if not within(seconds, measured[name])}
     assert wrong == {}, f"stated against measured seconds: {wrong}"

@@ -16,8 +16,9 @@ from pathlib import Path
 
 WORDS_PER_MINUTE = 150
 EVIDENCE_TAG = "evidence"
-RUN_TIMES = Path(__file__).resolve().parents[2] / "notebooks" / "run_times.json"
-GUIDE = RUN_TIMES.with_name("INSTRUCTORS.md")
+#: Where a checkout keeps the measurement and the guide, relative to its root (the package never guesses the root).
+RUN_TIMES = Path("notebooks") / "run_times.json"
+GUIDE = Path("notebooks") / "INSTRUCTORS.md"
 STATED = re.compile(r"\*Reading: about (\d+) min · Run: about (\d+) min on 2 cores\*")
 
 
@@ -68,9 +69,9 @@ def within(stated: float, measured: float, factor: float = 2.0) -> bool:
     return measured / factor <= stated <= measured * factor
 
 
-def measured_seconds(path: Path = RUN_TIMES) -> dict[str, float]:
-    """The committed run times: repository-relative notebook path → seconds of its whole run."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))["seconds"]
+def measured_seconds(root: Path) -> dict[str, float]:
+    """The committed run times of the checkout at ``root``: repository-relative notebook path → seconds of its whole run."""
+    return json.loads((Path(root) / RUN_TIMES).read_text(encoding="utf-8"))["seconds"]
 
 
 def all_notebooks(root: Path) -> list[Path]:
