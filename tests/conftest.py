@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools import tool
+from harness.core.tools import tool
 
 # Tests never talk to the real API, whatever the developer's shell holds.
 os.environ.pop("ANTHROPIC_API_KEY", None)
@@ -39,7 +39,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     would fail honest code on a busy machine; the stated times themselves are tested against the
     committed measurement in tests/test_reading_time.py, and this line says when to re-measure.
     nbval's times are wall-clock, as are the file's when measured with nothing else running (--quiet)."""
-    from harness.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
+    from harness.workbook.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
 
     seconds: dict[str, float] = {}
     cells: dict[str, int] = {}
@@ -67,7 +67,7 @@ def pytest_sessionfinish(session, exitstatus):
     clean-up: remove the demo sandboxes and MCP log folders such killed processes left in the temp folder."""
     from harness.demo.world import remove_stale_worlds
     from harness.mcp.client import LOG_PREFIX
-    from harness.temp_folders import remove_stale_folders
+    from harness.core.temp_folders import remove_stale_folders
 
     remove_stale_worlds()
     remove_stale_folders(LOG_PREFIX)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import advice
-from harness.ranking import DEFAULT_K
+from harness.experiments import advice
+from harness.selection.ranking import DEFAULT_K
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -61,18 +61,18 @@ def _readme_defaults() -> dict[str, str]:
 
 
 def _actual_defaults() -> dict[str, str]:
-    from harness.catalog import ToolCatalog
+    from harness.selection.catalog import ToolCatalog
     from harness.demo import demo_tools
-    from harness.discovery import DEFAULT_LIMIT, ToolSearch
-    from harness.mcp.proxy import best_retriever
-    from harness.queries import DEFAULT_QUERY
+    from harness.selection.discovery import DEFAULT_LIMIT, ToolSearch
+    from harness.mcp.proxy.server import best_retriever
+    from harness.selection.queries import DEFAULT_QUERY
     from harness.retrieval.dense import dense_unavailable_reason
 
     search = ToolSearch([], demo_tools())
     assert isinstance(search.selector.ranker, ToolCatalog)
     assert best_retriever() == ("hybrid" if dense_unavailable_reason() is None else "bm25-fielded")
-    return {"harness.ranking.DEFAULT_K": str(DEFAULT_K), "harness.queries.DEFAULT_QUERY": DEFAULT_QUERY.__name__,
-            "harness.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": "bm25",
+    return {"harness.selection.ranking.DEFAULT_K": str(DEFAULT_K), "harness.selection.queries.DEFAULT_QUERY": DEFAULT_QUERY.__name__,
+            "harness.selection.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": "bm25",
             "harness serve --retriever": "hybrid, else bm25-fielded"}
 
 
@@ -85,9 +85,9 @@ def test_the_readme_no_longer_calls_hybrid_the_search_tools_default():
 
 
 def test_arun_and_the_real_model_runs_share_the_default_query():
-    from harness.agent import arun
-    from harness.queries import DEFAULT_QUERY, query_from_transcript
-    from harness.real_steps import top_k
+    from harness.selection.agent import arun
+    from harness.selection.queries import DEFAULT_QUERY, query_from_transcript
+    from harness.experiments.real_steps import top_k
 
     assert DEFAULT_QUERY is query_from_transcript  # changed only by harness/data/real_model_rules.json's query rule
     assert inspect.signature(arun).parameters["query_fn"].default is DEFAULT_QUERY
@@ -102,7 +102,7 @@ def test_the_cli_search_shows_default_k_tools():
 
 
 def test_the_bench_cuts_at_default_k(monkeypatch, tmp_path):
-    from harness import bench
+    from harness.experiments import bench
 
     seen = {}
 
@@ -115,7 +115,7 @@ def test_the_bench_cuts_at_default_k(monkeypatch, tmp_path):
     assert seen["k"] == DEFAULT_K
 
 
-@pytest.mark.parametrize("path", ["bench/README.md", "harness/bench.py"])
+@pytest.mark.parametrize("path", ["bench/README.md", "harness/experiments/bench.py"])
 def test_the_bench_usage_names_default_k(path):
     text = (ROOT / path).read_text(encoding="utf-8")
     assert f"[--k {DEFAULT_K}]" in text and "--k 5" not in text

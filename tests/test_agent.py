@@ -1,14 +1,14 @@
 import pytest
 
 from conftest import run
-from harness.agent import Deferral, arun
-from harness.catalog import ToolCatalog
-from harness.discovery import ToolSearch, discovery_tool
-from harness.messages import Message, ToolCall
+from harness.selection.agent import Deferral, arun
+from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import ToolSearch, discovery_tool
+from harness.core.messages import Message, ToolCall
 from harness.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
-from harness.queries import query_from_user_message
-from harness.ranking import Selector
+from harness.selection.queries import query_from_user_message
+from harness.selection.ranking import Selector
 
 
 def test_each_turn_selects_shows_and_dispatches(small_tools):

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from fake_anthropic_server import FakeAnthropicServer, unused_port
-from harness.messages import Message, TextBlock, ToolCall, Transcript
+from harness.core.messages import Message, TextBlock, ToolCall, Transcript
 from harness.providers import settings
 from harness.providers.anthropic_provider import PRICES, AnthropicProvider, Price, price_for, redact
 from harness.providers.base import Provider, ProviderError, Usage
-from harness.registry import ToolRegistry
-from harness.tools import tool
+from harness.core.registry import ToolRegistry
+from harness.core.tools import tool
 
 KEY = "sk-ant-" + "test-0123456789abcdefghijWXYZ"  # a made-up key; the server accepts only this one
 

@@ -13,12 +13,12 @@ from conftest import run
 from harness.demo import demo_tools
 from harness.demo.world import DemoWorld
 from harness.mcp.config import load_config
-from harness.messages import Message, TextBlock, Transcript
+from harness.core.messages import Message, TextBlock, Transcript
 from harness.providers import settings
 from harness.providers.base import ModelTurn, Usage
 from harness.providers.cached import CachedProvider
-from harness.retrieval.datasets import load_queries, load_tools
-from harness.safe_text import printable
+from harness.evaluation.datasets import load_queries, load_tools
+from harness.core.safe_text import printable
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = {"id": "fs/read_file", "server": "fs", "name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}
@@ -261,7 +261,7 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
 
     if not dense_available():
         pytest.skip("the embedding extra is not installed")
-    from harness.retrieval.datasets import demo_dataset
+    from harness.evaluation.datasets import demo_dataset
     from harness.retrieval.hybrid import HybridRetriever
     from harness.retrieval.records import CatalogTool
 
@@ -297,7 +297,7 @@ class CountingEncoder:
 @pytest.mark.parametrize("damage", ["short", "matrix", "text", "nan", "object"])
 def test_cache_entries_of_the_wrong_shape_are_re_embedded(tmp_path, damage):
     import numpy as np
-    from harness.retrieval.datasets import demo_dataset
+    from harness.evaluation.datasets import demo_dataset
     from harness.retrieval.dense import DenseRetriever, EmbeddingCache
 
     tools = demo_dataset()[0][:12]
@@ -355,7 +355,7 @@ def test_a_query_id_used_twice_is_refused(tmp_path):
 
 
 def test_a_gold_id_listed_twice_counts_once_so_recall_and_ndcg_agree(tmp_path):
-    from harness.eval import evaluate
+    from harness.evaluation.metrics import evaluate
 
     folder = _queries_file(tmp_path, [{"qid": "q1", "query": "one", "gold": ["a", "a"]},
                                       {"qid": "q2", "query": "two", "gold": ["b", "c"], "gold_groups": [["b"], ["b"], ["c", "c"]]}])
@@ -373,7 +373,7 @@ def test_a_gold_id_listed_twice_counts_once_so_recall_and_ndcg_agree(tmp_path):
 
 
 def test_a_malformed_public_queries_file_stops_the_benchmark_before_any_work(tmp_path, monkeypatch, capsys):
-    from harness import bench
+    from harness.experiments import bench
 
     data = tmp_path / "data" / "toollens_train"
     data.mkdir(parents=True)
@@ -388,7 +388,7 @@ def test_a_malformed_public_queries_file_stops_the_benchmark_before_any_work(tmp
 
 @pytest.mark.parametrize("kind", ["folder", "file inside a file"])
 def test_bench_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch, capsys, kind):
-    from harness import bench
+    from harness.experiments import bench
 
     monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("ran before checking --out"))
     if kind == "folder":
@@ -405,7 +405,7 @@ def test_bench_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, m
 @pytest.mark.parametrize("kind", ["file", "missing"])
 def test_harness_data_naming_a_file_or_nothing_is_reported_as_such(tmp_path, monkeypatch, kind):
     from harness import __main__ as cli_module
-    from harness.retrieval.datasets import missing_data_note
+    from harness.evaluation.datasets import missing_data_note
 
     path = tmp_path / "data"
     if kind == "file":

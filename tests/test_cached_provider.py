@@ -1,5 +1,5 @@
 from conftest import run
-from harness.messages import Transcript
+from harness.core.messages import Transcript
 from harness.providers.cached import CachedProvider
 from harness.providers.offline import OfflineModel
 

@@ -2,10 +2,10 @@ import pytest
 
 from rank_bm25 import BM25Okapi
 
-from harness.catalog import ToolCatalog
-from harness.ranking import Selector
-from harness.registry import DuplicateToolError, ToolRegistry
-from harness.text import split_identifier, tokenize
+from harness.selection.catalog import ToolCatalog
+from harness.selection.ranking import Selector
+from harness.core.registry import DuplicateToolError, ToolRegistry
+from harness.core.text import split_identifier, tokenize
 
 
 def test_tokenizer_splits_identifiers_and_keeps_the_whole_name():

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from harness.retrieval.datasets import dataset_dir
+from harness.evaluation.datasets import dataset_dir
 from harness.retrieval.dense import dense_available
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

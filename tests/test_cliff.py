@@ -2,10 +2,10 @@ import random
 from dataclasses import dataclass
 
 from conftest import run
-from harness.cliff import (Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
+from harness.evaluation.cliff import (Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
                            provider_chooser, schema_token_curve, selection_accuracy_sweep, steepest_drop, tools_for_trial)
 from harness.providers.offline import OfflineModel
-from harness.tokens import tool_tokens
+from harness.core.tokens import tool_tokens
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def test_summaries_on_hand_made_trials():
 
 
 def test_fixed_lists_ask_every_request_once_with_its_partner():
-    from harness.cliff import fixed_lists
+    from harness.evaluation.cliff import fixed_lists
     from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 
     pool, queries = demo_tools(), load_demo_queries()
@@ -83,7 +83,7 @@ def test_fixed_lists_ask_every_request_once_with_its_partner():
 
 
 def test_bootstrap_interval_brackets_the_rate_and_narrows_with_more_trials():
-    from harness.rates import bootstrap_interval
+    from harness.core.rates import bootstrap_interval
 
     few = bootstrap_interval([True] * 6 + [False] * 4)
     many = bootstrap_interval([True] * 600 + [False] * 400)
@@ -94,7 +94,7 @@ def test_bootstrap_interval_brackets_the_rate_and_narrows_with_more_trials():
 
 
 def test_accuracy_with_interval_gives_chance_and_counts():
-    from harness.cliff import accuracy_with_interval
+    from harness.evaluation.cliff import accuracy_with_interval
 
     trials = [Trial(f"q{i}", 10, 0, "a", "a" if i % 2 else "b", None, {}, 100, False) for i in range(40)]
     (point,) = accuracy_with_interval(trials)
@@ -103,7 +103,7 @@ def test_accuracy_with_interval_gives_chance_and_counts():
 
 
 def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
-    from harness.cliff import fixed_list_sweep
+    from harness.evaluation.cliff import fixed_list_sweep
     from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 
     pool, queries = demo_tools(), load_demo_queries()
@@ -123,8 +123,8 @@ def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
 
 
 def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
-    from harness.cliff import argument_outcome, argument_split
-    from harness.tools import Tool
+    from harness.evaluation.cliff import argument_outcome, argument_split
+    from harness.core.tools import Tool
 
     docs = Tool("search_docs", "Search the docs.", {"type": "object", "properties": {"query": {"type": "string"}}})
     code = Tool("search_code", "Search the code.", {"type": "object", "properties": {
@@ -152,7 +152,7 @@ def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
 
 
 def test_partner_calls_that_carry_the_requests_value_are_counted():
-    from harness.cliff import carried_over
+    from harness.evaluation.cliff import carried_over
 
     def trial(chosen, given):
         return Trial("q", 2, 0, "read_file", chosen, {"path": "notes/todo.md"}, given, 10, True)
@@ -164,7 +164,7 @@ def test_partner_calls_that_carry_the_requests_value_are_counted():
 
 
 def test_the_committed_argument_sweep_loads_with_the_labelled_arguments():
-    from harness.cliff import ARGUMENTS_N, load_argument_trials
+    from harness.evaluation.cliff import ARGUMENTS_N, load_argument_trials
     from harness.demo import CONFUSABLE_PAIRS
 
     meta, trials = load_argument_trials()

@@ -16,8 +16,8 @@ import pytest
 from harness.demo import (CONFUSABLE_PAIRS, DOMAINS, DemoWorld, demo_tools, load_demo_queries,
                           load_demo_scenarios)
 from harness.demo.testrunner import run as simulated_run
-from harness.registry import ToolRegistry
-from harness.text import content_words
+from harness.core.registry import ToolRegistry
+from harness.core.text import content_words
 
 TOOLS = demo_tools()
 BY_NAME = {t.name: t for t in TOOLS}

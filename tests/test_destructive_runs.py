@@ -12,7 +12,7 @@ import json
 import pytest
 
 from harness.demo import DOMAINS, DemoWorld, demo_tools, failed_checks, load_scenarios, world_state
-from harness.registry import ToolRegistry
+from harness.core.registry import ToolRegistry
 
 ALL = [s for split in ("dev", "heldout") for s in load_scenarios(split)]
 Call = tuple[str, dict]

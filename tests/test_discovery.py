@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from harness.catalog import ToolCatalog
-from harness.discovery import DEFAULT_LIMIT, ToolSearch, discovery_tool, listing
-from harness.registry import ToolRegistry
+from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import DEFAULT_LIMIT, ToolSearch, discovery_tool, listing
+from harness.core.registry import ToolRegistry
 
 
 def test_list_available_tools_lists_every_tool_one_line_each(small_tools):

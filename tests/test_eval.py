@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from harness.eval import (CatalogTool, Query, complete_at_k, data_dir, dataset_dir, demo_dataset, download,
+from harness.evaluation.metrics import (CatalogTool, Query, complete_at_k, data_dir, dataset_dir, demo_dataset, download,
                           evaluate, hit_at_k, load_queries, load_tools, missing_data_note, ndcg_at_k,
                           recall_at_k, reciprocal_rank, step_queries)
 

@@ -17,13 +17,13 @@ import nbformat
 import pytest
 
 from harness.demo import demo_tools, load_demo_queries
-from harness.discovery import DEFAULT_LIMIT
-from harness.eval import evaluate
-from harness.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
+from harness.selection.discovery import DEFAULT_LIMIT
+from harness.evaluation.metrics import evaluate
+from harness.workbook.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
                              name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
                              tune_tools_per_turn)
-from harness.grading.learner import Passed, call
-from harness.grading.pareto import Point, beats, dominator, front
+from harness.workbook.grading.learner import Passed, call
+from harness.workbook.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
 from harness.retrieval.dense import Encoder
 from harness.retrieval.named import make_retriever
@@ -254,7 +254,7 @@ def test_tool_count_sweep_names_the_trial_that_differs():
         run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), None))
 
     async def whole_world(domains, n_values):  # the subset's queries, but every demo tool offered
-        from harness.cliff import fixed_list_sweep, provider_chooser
+        from harness.evaluation.cliff import fixed_list_sweep, provider_chooser
         from harness.demo import CONFUSABLE_PAIRS
         from harness.providers.offline import OfflineModel
 
@@ -274,7 +274,7 @@ def test_tool_count_sweep_needs_a_slice_past_the_reading_budget():
 
 def test_tool_count_sweep_rejects_the_steepest_step_when_it_is_noise():
     """The trivial answer — where the point estimates fall fastest — is noise on this slice, and the grader says so."""
-    from harness.cliff import accuracy_by_n, steepest_drop
+    from harness.evaluation.cliff import accuracy_by_n, steepest_drop
 
     ns = solution("02_tool_count_sweep")
     trials = run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"]))
@@ -335,7 +335,7 @@ def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
         query_classifier.check(lambda text: "files", ns["classified_query"])
     with pytest.raises(AssertionError, match="returned 'code'; return one of files"):
         query_classifier.check(lambda text: "code", ns["classified_query"])
-    from harness.queries import query_from_transcript
+    from harness.selection.queries import query_from_transcript
 
     with pytest.raises(AssertionError, match=r"the transcript query of Chapter 3 at 0.\d+ \(pivots 0.\d+\): beat it on both"):
         query_classifier.check(ns["classify"], query_from_transcript)
@@ -343,7 +343,7 @@ def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
 
 def test_query_classifier_fails_the_latest_user_message_alone():
     """The trivial query — the latest user message, no routing — ties itself, and the grader says what to beat and how."""
-    from harness.queries import query_from_user_message
+    from harness.selection.queries import query_from_user_message
 
     ns = solution("05_query_classifier")
     with pytest.raises(AssertionError, match=r"Your query finds the needed tool among 3 at 0.605 of the 86 steps; the latest "
@@ -397,7 +397,7 @@ def test_deferral_threshold_checks_the_loading_on_effects_and_the_pick():
 
 
 def test_every_grader_module_names_its_exercise_and_chapter():
-    import harness.grading as grading
+    import harness.workbook.grading as grading
 
     for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
                    query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion, proxy_budget):

@@ -1,9 +1,9 @@
-"""harness.scenarios.failure_kind: why a failed run failed, on hand-made runs (no model needed)."""
+"""harness.evaluation.scenarios.failure_kind: why a failed run failed, on hand-made runs (no model needed)."""
 from types import SimpleNamespace
 
 import pytest
 
-from harness.scenarios import failure_kind
+from harness.evaluation.scenarios import failure_kind
 
 
 def run(needed, shown, calls, success=False):

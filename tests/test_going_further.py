@@ -64,7 +64,7 @@ def test_a_part_has_the_skeleton(part):
     numbered = [h for h in headings if re.match(r"## \d+ · ", h)]
     assert [int(re.match(r"## (\d+)", h)[1]) for h in numbered] == list(range(1, len(numbered) + 1))
     code = [source(c) for c in nb if c["cell_type"] == "code"]
-    assert any("harness.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
+    assert any("harness.workbook.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
     assert any("self_check(" in s for s in code), f"{part} has no self-check widget"
 
 

@@ -64,7 +64,7 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     elsewhere = tmp_path / "somewhere-else"
     elsewhere.mkdir()
     env = offline_env()
-    smoke = ("import harness, harness.retrieval.bm25, harness.agent, harness.mcp.client; "
+    smoke = ("import harness, harness.retrieval.bm25, harness.selection.agent, harness.mcp.client; "
              "from pathlib import Path; print(Path(harness.__file__).resolve())")
     where = sh([str(py), "-c", smoke], cwd=elsewhere, env=env).stdout.strip()
     assert where.startswith(str(env_dir)), f"harness was imported from {where}, not the fresh environment"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
-from harness.messages import Transcript
+from harness.core.messages import Transcript
 from harness.providers.base import ProviderError
 import harness.providers.local_llama as local_llama
 from harness.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
@@ -404,7 +404,7 @@ def test_real_model_subset_runs_and_leaves_no_server():
     wherever the model is installed; running it here too doubled the suite's slowest item (each request
     reads its prompt on two busy cores for about 20 s).
     """
-    from harness.real_cliff import agreement, load, run_sweep
+    from harness.experiments.real_cliff import agreement, load, run_sweep
 
     with LocalLlamaProvider() as provider:
         pid = provider.server.pid
@@ -419,7 +419,7 @@ def test_real_model_subset_runs_and_leaves_no_server():
 @pytest.mark.real_model
 @needs_model
 def test_real_model_calls_a_shown_tool_with_schema_shaped_arguments(small_tools):
-    from harness.messages import Transcript
+    from harness.core.messages import Transcript
 
     transcript = Transcript()
     transcript.add_user("Read the file notes/todo.md")

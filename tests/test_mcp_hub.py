@@ -10,8 +10,8 @@ import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from conftest import run
-from harness.agent import Deferral, arun
-from harness.catalog import ToolCatalog
+from harness.selection.agent import Deferral, arun
+from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import SERVER_ID_VARIABLE, MCPHub
 from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.names import NameTable
@@ -19,7 +19,7 @@ from harness.mcp.servers import server_entry
 from harness.mcp.servers.faulty import FILES, POISONED_DESCRIPTION
 from harness.mcp.status import session_status, status_html, status_widget
 from harness.mcp.tool_search import SEARCH_TOOL_NAME
-from harness.messages import Message, ToolCall
+from harness.core.messages import Message, ToolCall
 from harness.providers.scripted import ScriptedProvider
 
 psutil = pytest.importorskip("psutil")

@@ -7,14 +7,14 @@ from pathlib import Path
 import mcp.types as mcp_types
 import pytest
 
-from harness.catalog import ToolCatalog
+from harness.selection.catalog import ToolCatalog
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import build_mcp_tool
 from harness.mcp.names import NameTable
 from harness.mcp.servers.faulty import POISONED_DESCRIPTION
 from harness.mcp.suspicious import flag_suspicious, flag_tool
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
-from harness.tokens import tool_tokens, tools_tokens
+from harness.core.tokens import tool_tokens, tools_tokens
 
 FIXTURE = Path(__file__).parent / "mcp_fixtures" / "filesystem_tools.json"
 

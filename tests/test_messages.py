@@ -1,6 +1,6 @@
 import pytest
 
-from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 
 
 def test_round_trip_through_api_dicts():

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest
-from harness.mcp.proxy_measure import serve_parameters
+from harness.mcp.proxy.measure import serve_parameters
 from harness.mcp.servers import workbook_servers_config
 
 HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_proxy.py", "tests/test_scenarios.py",

@@ -1,9 +1,9 @@
 from conftest import run
-from harness.messages import Message, ToolResult, Transcript
+from harness.core.messages import Message, ToolResult, Transcript
 from harness.providers.offline import OfflineModel, read_fully
-from harness.steps import split_steps
+from harness.core.steps import split_steps
 from harness.providers.offline_args import extract, fill_arguments
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 
 def _ask(model, text, tools, transcript=None):

@@ -17,14 +17,14 @@ import pytest
 
 from conftest import run
 from fake_anthropic_server import FakeAnthropicServer
-from harness.agent import arun
-from harness.catalog import ToolCatalog
-from harness.messages import RedactedThinkingBlock, ThinkingBlock, Transcript
+from harness.selection.agent import arun
+from harness.selection.catalog import ToolCatalog
+from harness.core.messages import RedactedThinkingBlock, ThinkingBlock, Transcript
 from harness.providers import settings
 from harness.providers.anthropic_provider import THINKING_HEADROOM, AnthropicProvider
 from harness.providers.base import ProviderError
-from harness.ranking import Selector
-from harness.tools import tool
+from harness.selection.ranking import Selector
+from harness.core.tools import tool
 
 KEY = "sk-ant-" + "test-0123456789abcdefghijWXYZ"
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,9 +3,9 @@ import asyncio
 
 import pytest
 
-from harness.messages import Transcript
-from harness.prompt_cache import Block, CacheRules, CacheUse, Prompt, PromptRecorder, cache_use, prompt_of, run_cache_use
-from harness.tools import Tool
+from harness.core.messages import Transcript
+from harness.evaluation.prompt_cache import Block, CacheRules, CacheUse, Prompt, PromptRecorder, cache_use, prompt_of, run_cache_use
+from harness.core.tools import Tool
 
 
 def P(*blocks):
@@ -84,7 +84,7 @@ def test_loading_strategies_through_the_real_loop_and_their_cache_use():
     from harness import ToolCatalog
     from harness.demo import demo_tools, load_scenarios
     from harness.mcp.deferral import loading_strategies
-    from harness.prompt_cache import found_tools_in_messages, run_recorded
+    from harness.evaluation.prompt_cache import found_tools_in_messages, run_recorded
     from harness.providers.offline import OfflineModel
 
     scenario = next(s for s in load_scenarios("dev") if s.kind == "task" and len(s.tools) >= 2)
@@ -109,7 +109,7 @@ def test_loading_strategies_through_the_real_loop_and_their_cache_use():
 
 
 def test_found_tools_expanded_after_the_conversation_keep_the_prefix():
-    from harness.prompt_cache import found_tools_in_messages
+    from harness.evaluation.prompt_cache import found_tools_in_messages
 
     def R(tools, msgs):
         """A request: tool blocks, a system prompt of 30 tokens, message blocks."""
@@ -134,7 +134,7 @@ def test_found_tools_expanded_after_the_conversation_keep_the_prefix():
 
 
 def test_found_tools_in_messages_needs_a_growing_conversation():
-    from harness.prompt_cache import found_tools_in_messages
+    from harness.evaluation.prompt_cache import found_tools_in_messages
 
     a = Prompt((Block("system", "sys", 5), Block("message", "m1", 5)))
     b = Prompt((Block("system", "sys", 5), Block("message", "other", 5)))
@@ -146,7 +146,7 @@ def test_cost_summary_of_recorded_runs_per_task_per_request_and_per_solved_task(
     """Two runs by hand: one solved, one not; the summary's numbers follow from CacheUse alone."""
     from types import SimpleNamespace
 
-    from harness.prompt_cache import PricedRun, cost_summary
+    from harness.evaluation.prompt_cache import PricedRun, cost_summary
 
     prompt = P(("a", 60), ("b", 60))
     solved = PricedRun(SimpleNamespace(success=True), [prompt, prompt])  # written 120, then read 120

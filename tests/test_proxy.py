@@ -18,14 +18,14 @@ from mcp import ClientSession, stdio_client
 
 from conftest import run
 from harness.__main__ import main as cli
-from harness.agent import Deferral, arun
-from harness.catalog import ToolCatalog
+from harness.selection.agent import Deferral, arun
+from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import MCPHub
 from harness.mcp.config import MCPConfigError
 from harness.mcp.landscape import default_node_dir
-from harness.mcp.proxy import ToolProxy, proxy_policy, split_always_load
-from harness.mcp.proxy_client import ProxyTools
-from harness.mcp.proxy_measure import serve_parameters
+from harness.mcp.proxy.server import ToolProxy, proxy_policy, split_always_load
+from harness.mcp.proxy.client import ProxyTools
+from harness.mcp.proxy.measure import serve_parameters
 from harness.mcp.servers import server_entry, workbook_servers_config
 from harness.providers.offline import OfflineModel
 from harness.retrieval.dense import dense_unavailable_reason

@@ -29,8 +29,8 @@ from mcp.shared.memory import create_client_server_memory_streams
 
 from conftest import run
 from harness.mcp.client import MCPHub
-from harness.mcp.proxy import ToolProxy, build_server, proxy_policy, split_always_load
-from harness.mcp.proxy_measure import serve_parameters
+from harness.mcp.proxy.server import ToolProxy, build_server, proxy_policy, split_always_load
+from harness.mcp.proxy.measure import serve_parameters
 from harness.mcp.servers import server_entry, workbook_servers_config
 
 psutil = pytest.importorskip("psutil")
@@ -448,7 +448,7 @@ def test_a_proxy_started_by_a_proxy_refuses_with_one_sentence(tmp_path):
 
 
 def test_hidden_values_cover_every_long_fragment_but_not_short_words():
-    from harness.redaction import hide_values
+    from harness.core.redaction import hide_values
 
     key = "k3y-0123456789abcdef"
     said = f"key {key}, tail {key[-12:]}, slice {key[5:25]}, flag true, url https://ana:pw@host/x, short abc"

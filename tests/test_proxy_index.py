@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from conftest import run
-from harness.mcp import proxy as proxy_module
+from harness.mcp.proxy.server import server as proxy_module
 from harness.mcp.client import MCPHub
-from harness.mcp.proxy import ToolProxy, proxy_policy
-from harness.mcp.proxy_measure import search_latency
+from harness.mcp.proxy.server import ToolProxy, proxy_policy
+from harness.mcp.proxy.measure import search_latency
 from harness.mcp.servers import workbook_servers_config
 from harness.retrieval.dense import DIMENSIONS, Encoder, dense_unavailable_reason
 

@@ -1,4 +1,4 @@
-from harness.public_catalog import as_tool, catalog_of, public_distractors
+from harness.evaluation.public_catalog import as_tool, catalog_of, public_distractors
 from harness.retrieval.records import CatalogTool
 
 

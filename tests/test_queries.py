@@ -1,5 +1,5 @@
-from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
-from harness.queries import QUERY_STRATEGIES, query_from_recent, query_from_transcript, query_from_user_message
+from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.selection.queries import QUERY_STRATEGIES, query_from_recent, query_from_transcript, query_from_user_message
 
 
 def _transcript():

@@ -1,7 +1,7 @@
-"""The one home of intervals (harness.rates): bootstrap over units, and the paired difference."""
+"""The one home of intervals (harness.core.rates): bootstrap over units, and the paired difference."""
 import pytest
 
-from harness.rates import bootstrap_interval, paired_difference_interval, paired_ratio_difference_interval
+from harness.core.rates import bootstrap_interval, paired_difference_interval, paired_ratio_difference_interval
 
 
 def test_bootstrap_rejects_empty_and_bad_levels():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.views.reading_time import (RUN_TIMES, all_notebooks, guide_times, load_notebook, measured_seconds,
+from harness.workbook.views.reading_time import (RUN_TIMES, all_notebooks, guide_times, load_notebook, measured_seconds,
                                         reading_minutes, reading_words, run_minutes, run_time_drift, spoken_time,
                                         stated_times, with_measured_times, within)
 

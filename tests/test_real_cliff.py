@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.cliff import Trial, fixed_lists
+from harness.evaluation.cliff import Trial, fixed_lists
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.providers.local_llama import MODEL_SHA256
-from harness.real_cliff import COMMAND, SWEEP_NS, agreement, load, sample_queries, save, SweepResult
+from harness.experiments.real_cliff import COMMAND, SWEEP_NS, agreement, load, sample_queries, save, SweepResult
 
 
 def test_committed_results_cover_every_request_at_every_n():
@@ -58,7 +58,7 @@ def test_the_sweep_asks_the_forced_choice_the_committed_file_was_made_with():
     """The sweep calls ``choose`` (a shown tool, always), never the free step that may answer instead."""
     from conftest import run
     from harness.providers.local_llama import ToolChoice
-    from harness.real_cliff import run_sweep
+    from harness.experiments.real_cliff import run_sweep
 
     class ForcedOnly:
         def choose(self, request, tools, system=None):

@@ -10,14 +10,14 @@ from collections import defaultdict
 
 import pytest
 
-from harness.catalog import ToolCatalog
+from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
-from harness.messages import ToolResult
+from harness.core.messages import ToolResult
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import StepChoice, ToolChoice, find_install
-from harness.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
+from harness.experiments.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
                                 summarize, verdict)
-from harness.scenarios import oracle_steps
+from harness.evaluation.scenarios import oracle_steps
 
 BY_NAME = {c.name: c for c in CONFIGS}
 
@@ -204,7 +204,7 @@ def recheck_sample(rows):
 def test_committed_rows_reproduce_on_the_real_model(catalog):
     """Three committed rows (calls and an answer), asked again: the same tools shown, the same choices."""
     from harness.providers.local_llama import LocalLlamaProvider
-    from harness.real_steps import ask, load
+    from harness.experiments.real_steps import ask, load
 
     picks = recheck_sample(load())
     assert len(picks) == 3 and {r.choice is None for r in picks} == {True, False}, "calls and an answer to re-check"
@@ -219,7 +219,7 @@ def test_committed_rows_reproduce_on_the_real_model(catalog):
 
 
 def test_the_stand_in_answers_the_same_cases_as_the_real_model():
-    from harness.real_steps import stand_in_rows
+    from harness.experiments.real_steps import stand_in_rows
 
     rows = stand_in_rows(["k=10", "all 74"], splits=("heldout",))
     assert {r.config for r in rows} == {"k=10", "all 74"}

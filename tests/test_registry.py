@@ -4,8 +4,8 @@ import time
 import pytest
 
 from conftest import run
-from harness.registry import DuplicateToolError, ToolRegistry, truncate
-from harness.tools import tool
+from harness.core.registry import DuplicateToolError, ToolRegistry, truncate
+from harness.core.tools import tool
 
 
 def test_schemas_are_in_the_messages_api_shape(small_tools):
@@ -143,7 +143,7 @@ def test_structured_results_are_json(small_tools):
 
 # --- issue 18: hostile schemas, SystemExit, invalid Unicode, hung sync tools -----------------
 
-from harness.tools import Tool  # noqa: E402
+from harness.core.tools import Tool  # noqa: E402
 
 HOSTILE_SCHEMAS = [
     {"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}},
@@ -257,8 +257,8 @@ def test_a_hung_sync_tool_does_not_block_interpreter_exit(tmp_path):
 
     script = (
         "import threading\n"
-        "from harness.registry import ToolRegistry\n"
-        "from harness.tools import tool\n"
+        "from harness.core.registry import ToolRegistry\n"
+        "from harness.core.tools import tool\n"
         "@tool\n"
         "def hang() -> str:\n"
         "    '''Hang forever.'''\n"

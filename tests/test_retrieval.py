@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from harness.eval import CatalogTool, Query, dataset_dir, evaluate, load_queries, load_tools, missing_data_note, step_queries
+from harness.evaluation.metrics import CatalogTool, Query, dataset_dir, evaluate, load_queries, load_tools, missing_data_note, step_queries
 from harness.retrieval.bm25 import BM25Retriever
-from harness.retrieval.bm25_index import InvertedBM25
+from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.dense import (DenseRetriever, EmbeddingCache, Encoder, dense_available,
                                      dense_unavailable_reason)
 from harness.retrieval.fielded import FieldedBM25
@@ -19,9 +19,9 @@ from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever, clauses
 from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
-from harness.ranking import exact_name_matches, name_index
+from harness.selection.ranking import exact_name_matches, name_index
 from harness.retrieval.terms import ACTION_SYNONYMS, expand, leading_verbs, synonyms
-from harness.text import tokenize
+from harness.core.text import tokenize
 
 
 def _tool(server: str, name: str, description: str, **params: str) -> CatalogTool:
@@ -324,7 +324,7 @@ def test_step_queries_retrieve_on_public_data():
 # --- the benchmark's pieces (lexical retrievers only: seconds) ---------------------------------------
 
 def test_bench_rows_and_table_on_the_synthetic_catalog():
-    from harness.bench import bench_dataset, retrievers, scaled, table
+    from harness.experiments.bench import bench_dataset, retrievers, scaled, table
 
     rows = bench_dataset(CATALOG, {"synthetic": QUERIES}, retrievers(dense=False), k=5, dense=False, latency_n=3)
     assert [r.retriever for r in rows] == ["bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf"]
@@ -343,7 +343,7 @@ def test_bench_rows_and_table_on_the_synthetic_catalog():
 
 
 def test_bench_usage_row_is_cross_validated():
-    from harness.bench import bench_usage
+    from harness.experiments.bench import bench_usage
 
     tasks = [Query(f"t{i}", text, gold) for i, (text, gold) in enumerate([
         ("commit history, then save it to log.txt", ("git/git_log", "files/write_file")),
@@ -375,7 +375,7 @@ def test_encoder_keeps_text_vectors_on_disk(tmp_path, monkeypatch):
 
 
 def test_chapter_6_can_leave_out_chapter_8s_zero_shot_rows():
-    from harness.bench import TABLE, ZERO_SHOT, retrievers
+    from harness.experiments.bench import TABLE, ZERO_SHOT, retrievers
 
     assert set(retrievers(dense=True)) == set(TABLE)
     assert set(retrievers(dense=True, zero_shot=False)) == set(TABLE) - set(ZERO_SHOT)

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from harness.eval import CatalogTool, Query
-from harness.scale_curve import _catalogs, breaks_at, prefixed, scale_curve
+from harness.evaluation.metrics import CatalogTool, Query
+from harness.evaluation.scale_curve import _catalogs, breaks_at, prefixed, scale_curve
 
 WORDS = [f"w{i}" for i in range(80)]
 

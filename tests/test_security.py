@@ -5,7 +5,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import run
-from harness.messages import Transcript
+from harness.core.messages import Transcript
 from harness.providers.cached import CachedProvider
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ def test_cached_answers_hold_no_key(tmp_path, small_tools):
 
 
 def test_url_credentials_are_redacted_wherever_a_url_appears():
-    from harness.redaction import redact_url_credentials, url_credentials
+    from harness.core.redaction import redact_url_credentials, url_credentials
 
     text = "POST http://user:p%40ss@host:8080/v1 failed; retry https://tok@example.com?x=1 or ftp://a@b@c/d"
     assert redact_url_credentials(text) == "POST http://***@host:8080/v1 failed; retry https://***@example.com?x=1 or ftp://***@c/d"
@@ -66,7 +66,7 @@ def test_url_credentials_are_redacted_wherever_a_url_appears():
 
 
 def test_any_eight_character_piece_of_a_secret_is_hidden():
-    from harness.redaction import redact_secrets
+    from harness.core.redaction import redact_secrets
 
     key = "sk-ant-" + "api03-AbCdEfGhIjKlMnOpQrSt"
     for piece in (key, key[-12:], key[5:25], key[:8], key[-8:]):
@@ -81,7 +81,7 @@ def test_a_download_address_with_a_login_is_not_shown(tmp_path):
     import pytest
 
     from fake_anthropic_server import unused_port
-    from harness.retrieval.datasets import download
+    from harness.evaluation.datasets import download
 
     url = f"http://reader:dl-s3cret-pass@127.0.0.1:{unused_port()}/tools.json"
     with pytest.raises(ConnectionError) as info:

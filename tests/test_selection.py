@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS, run
-from harness.agent import Deferral, arun
-from harness.catalog import ToolCatalog
-from harness.discovery import SEARCH_TOOL_NAME, ToolSearch
-from harness.eval import evaluate
+from harness.selection.agent import Deferral, arun
+from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch
+from harness.evaluation.metrics import evaluate
 from harness.mcp.client import MCPHub
 from harness.mcp.servers import server_entry
 from harness.mcp.tool_search import ToolSearch as MCPToolSearch
 from harness.providers.offline import OfflineModel
-from harness.ranking import Selector, exact_name_matches, name_index
+from harness.selection.ranking import Selector, exact_name_matches, name_index
 from harness.retrieval.dense import dense_unavailable_reason
 from harness.retrieval.named import ALIASES, LEXICAL, make_retriever, retriever_names
 from harness.retrieval.records import CatalogTool, Query

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from harness.eval import Query, dataset_dir, load_queries, missing_data_note
-from harness.retrieval.splits import development_split, fold_of, folds, gold_key
+from harness.evaluation.metrics import Query, dataset_dir, load_queries, missing_data_note
+from harness.evaluation.splits import development_split, fold_of, folds, gold_key
 
 
 def _templated(n: int = 300, sets: int = 12) -> list[Query]:

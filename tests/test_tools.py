@@ -2,7 +2,7 @@ from typing import Literal
 
 import pytest
 
-from harness.tools import Tool, parse_docstring, tool
+from harness.core.tools import Tool, parse_docstring, tool
 
 
 def test_schema_from_hints_and_docstring():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.ranking import top_ids
+from harness.selection.ranking import top_ids
 
 
 def full_sort(ids: list[str], scores: np.ndarray, k: int | None, positive_only: bool) -> list[str]:

@@ -1,8 +1,8 @@
 """Tuning on development data: one budget, earliest setting on a tie, and the code's defaults are the record's."""
 from __future__ import annotations
 
-from harness.eval import CatalogTool, Query
-from harness.retrieval import tuning
+from harness.evaluation.metrics import CatalogTool, Query
+from harness.experiments import tuning
 
 
 class _Fixed:

@@ -1,14 +1,14 @@
 from conftest import run
-from harness.agent import arun
-from harness.catalog import ToolCatalog
-from harness.cliff import AccuracyPoint
-from harness.discovery import discovery_tool
+from harness.selection.agent import arun
+from harness.selection.catalog import ToolCatalog
+from harness.evaluation.cliff import AccuracyPoint
+from harness.selection.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
-from harness.ranking import Selector
-from harness.tools import Tool
-from harness.views.cliff_view import cliff_at, cliff_slider
-from harness.views.explorer import query_explorer, ranking_html, ranking_rows
-from harness.views.timeline import timeline_html, timeline_rows, turn_timeline
+from harness.selection.ranking import Selector
+from harness.core.tools import Tool
+from harness.workbook.views.cliff_view import cliff_at, cliff_slider
+from harness.workbook.views.explorer import query_explorer, ranking_html, ranking_rows
+from harness.workbook.views.timeline import timeline_html, timeline_rows, turn_timeline
 
 
 def test_ranking_rows_explain_each_score(small_tools):
@@ -62,7 +62,7 @@ def test_cliff_view():
 
 
 def test_cliff_view_shows_an_interval_and_chance():
-    from harness.cliff import RatePoint
+    from harness.evaluation.cliff import RatePoint
 
     pts = [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)]
     assert "0.50 (95 % CI 0.40–0.60; chance 0.03)" in cliff_at(40, pts)

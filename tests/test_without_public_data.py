@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_pytest
 from harness.providers.local_llama import find_install
-from harness.retrieval.datasets import DATASETS, dataset_dir
+from harness.evaluation.datasets import DATASETS, dataset_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in

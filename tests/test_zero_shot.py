@@ -19,8 +19,8 @@ from harness.retrieval.named import retriever_names
 from harness.retrieval.planning import PlannedRetriever
 from harness.retrieval.records import CatalogTool, Query
 from harness.retrieval.rerank import FEATURES, FeatureExtractor, LinearModel, RerankRetriever, fit, load_model, training_rows
-from harness.retrieval.zero_shot import BASELINE, METRIC, load_results, summary
-from harness.text import tokenize
+from harness.experiments.zero_shot import BASELINE, METRIC, load_results, summary
+from harness.core.text import tokenize
 
 
 class BagEncoder(Encoder):
@@ -190,7 +190,7 @@ def test_the_committed_results_cover_every_dataset_and_idea():
     for dataset, by_name in results["values"].items():
         assert BASELINE in by_name and "rerank-lr" in by_name and "hierarchical" in by_name
         assert all(len(v) == len(results["qids"][dataset]) for v in by_name.values())
-    assert results["command"].startswith("python -m harness.retrieval.zero_shot")
+    assert results["command"].startswith("python -m harness.experiments.zero_shot")
 
 
 def test_the_new_retrievers_have_names():

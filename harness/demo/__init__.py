@@ -17,7 +17,7 @@ from harness.demo.effects import failed_checks, world_state
 from harness.demo.labels import (CONFUSABLE_PAIRS, SPLITS, LabelledQuery, Scenario, load_demo_queries,
                                  load_demo_scenarios, load_scenarios)
 from harness.demo.world import DemoWorld
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 _DOMAIN_MODULES = (files, git, testing, web, packages, notes, chat, issues, calendar, data, mail)
 DOMAINS: list[str] = [m.DOMAIN for m in _DOMAIN_MODULES]

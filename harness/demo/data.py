@@ -20,7 +20,7 @@ from fractions import Fraction
 from statistics import mean
 from typing import TYPE_CHECKING, Callable
 
-from harness.tools import Tool, tool
+from harness.core.tools import Tool, tool
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld

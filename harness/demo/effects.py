@@ -1,7 +1,7 @@
 """Checks on the demo world's state after a run: was the task *done*, and nothing else damaged?
 
 Introduced in Chapter 0 (its example is judged this way) and used by every chapter's success
-rate through :func:`harness.scenarios.judge`.
+rate through :func:`harness.evaluation.scenarios.judge`.
 
 A scenario in ``harness/data/*_scenarios.json`` lists ``checks``, a small declarative
 vocabulary, one JSON object per fact that must hold afterwards::

@@ -15,7 +15,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from harness.tools import Tool, tool
+from harness.core.tools import Tool, tool
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.demo.repo import unified_diff
-from harness.tools import Tool, tool
+from harness.core.tools import Tool, tool
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.demo.effects import validate_checks
-from harness.steps import split_steps
+from harness.core.steps import split_steps
 
 #: The labels are package data, read through importlib.resources wherever harness is installed.
 DATA_DIR = importlib.resources.files("harness") / "data"
@@ -82,7 +82,7 @@ class Scenario:
 
     @property
     def clauses(self) -> list[str]:
-        """The request's steps (:func:`harness.steps.split_steps`): one per needed tool for a task."""
+        """The request's steps (:func:`harness.core.steps.split_steps`): one per needed tool for a task."""
         return split_steps(self.request)
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from harness.text import tokenize
-from harness.tools import Tool, tool
+from harness.core.text import tokenize
+from harness.core.tools import Tool, tool
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld

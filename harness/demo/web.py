@@ -14,8 +14,8 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from harness.text import tokenize
-from harness.tools import Tool, tool
+from harness.core.text import tokenize
+from harness.core.tools import Tool, tool
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld

@@ -23,7 +23,7 @@ from harness.demo import seed
 from harness.demo.repo import Files, InMemoryRepo
 from harness.demo import testrunner
 from harness.demo.testrunner import TestOutcome
-from harness.temp_folders import owned_temp_folder, remove_stale_folders
+from harness.core.temp_folders import owned_temp_folder, remove_stale_folders
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
 _PREFIX = "demo-world-"

@@ -12,8 +12,8 @@ Introduced in Chapter 5 (MCP integration). One module per idea:
 * :mod:`~harness.mcp.status` — the session at a glance; :mod:`~harness.mcp.landscape` — real
   third-party servers in a sandbox; :mod:`~harness.mcp.servers` — the workbook's own servers;
 * :mod:`~harness.mcp.server_search` — the same tools behind Anthropic's server-side tool search;
-* :mod:`~harness.mcp.proxy` (Chapter 7) — ``harness serve``, the search as an MCP server in front of
-  many; :mod:`~harness.mcp.proxy_client` and :mod:`~harness.mcp.proxy_measure` — an agent through it,
+* :mod:`~harness.mcp.proxy.server` (Chapter 7) — ``harness serve``, the search as an MCP server in front of
+  many; :mod:`~harness.mcp.proxy.client` and :mod:`~harness.mcp.proxy.measure` — an agent through it,
   and what it saves and costs.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ _EXPORTS = {
     "session_status": "status", "status_html": "status", "status_widget": "status",
     "landscape_config": "landscape", "prepare_sandbox": "landscape",
     "deferred_tools_param": "server_search", "run_with_server_search": "server_search",
-    "ToolProxy": "proxy", "ProxyTools": "proxy_client",
+    "ToolProxy": "proxy.server", "ProxyTools": "proxy.client",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -16,7 +16,7 @@ Why it is built this way:
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's
   reason can quote the server's last words (with the values of its ``env`` and URL passwords
-  hidden, :mod:`harness.redaction`). The file is named from the server name made safe
+  hidden, :mod:`harness.core.redaction`). The file is named from the server name made safe
   (a server called ``../x`` cannot write outside the folder), and a folder the hub created is
   removed when the hub closes, or at exit.
 * A server's tools are checked one by one: a definition the SDK's types reject, an invalid
@@ -58,15 +58,15 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
-from harness.discovery import RankerSpec
+from harness.selection.discovery import RankerSpec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
-from harness.messages import ToolResult
-from harness.redaction import hide_values
-from harness.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
-from harness.safe_text import printable, shown, valid_unicode
-from harness.schema_check import schema_problem
-from harness.temp_folders import owned_temp_folder
-from harness.tools import Tool
+from harness.core.messages import ToolResult
+from harness.core.redaction import hide_values
+from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
+from harness.core.safe_text import printable, shown, valid_unicode
+from harness.core.schema_check import schema_problem
+from harness.core.temp_folders import owned_temp_folder
+from harness.core.tools import Tool
 
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
 #: A server that answers ``tools/list`` with more pages than this is treated as broken.

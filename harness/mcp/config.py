@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
+from harness.core.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
 
 #: Seconds a server may take to start, initialize and list its tools.
 DEFAULT_STARTUP_TIMEOUT = 20.0

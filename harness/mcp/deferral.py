@@ -3,7 +3,7 @@
 Introduced in Chapter 5 (MCP integration).
 
 Every definition shown to the model costs tokens on every turn. At session start the harness
-counts them with the real tokenizer (:func:`harness.tokens.tool_tokens`) and, when the total
+counts them with the real tokenizer (:func:`harness.core.tokens.tool_tokens`) and, when the total
 passes a threshold, *defers* them: they stay callable through ``search_tools`` but are not sent.
 The threshold is a token count or a share of the model's context window (Claude Code switches at
 10 %, the default here). A server's ``deferLoading: true|false`` wins either way, so a user can
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from harness.tokens import DEFAULT_ENCODING, tool_tokens
-from harness.tools import Tool
+from harness.core.tokens import DEFAULT_ENCODING, tool_tokens
+from harness.core.tools import Tool
 
 
 @dataclass(frozen=True)
@@ -96,28 +96,28 @@ def plan_deferral(
 
 # --- three ways to load tools, compared end to end (Chapter 5, "Success and cost") ----------------
 
-#: What :func:`harness.scenarios.run_scenarios` takes to run one way of loading tools:
+#: What :func:`harness.evaluation.scenarios.run_scenarios` takes to run one way of loading tools:
 #: ``selector`` (per-turn choice over the catalog) and ``deferral`` (tools loaded during a run).
 LoadingStrategy = Mapping[str, Callable[[Any], Any]]
 
 
 def _nothing_per_turn(catalog: Any) -> Any:
-    from harness.catalog import ToolCatalog
-    from harness.ranking import Selector
+    from harness.selection.catalog import ToolCatalog
+    from harness.selection.ranking import Selector
 
     return Selector.over(ToolCatalog([]))
 
 
 def _every_tool(catalog: Any) -> Any:
-    from harness.agent import Deferral
+    from harness.selection.agent import Deferral
 
     tools = list(catalog.tools)
     return Deferral(extra_tools=lambda: tools)
 
 
 def _deferred_search(catalog: Any, keep_loaded: bool = True) -> Any:
-    from harness.agent import Deferral
-    from harness.discovery import ToolSearch
+    from harness.selection.agent import Deferral
+    from harness.selection.discovery import ToolSearch
 
     search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
     return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn,
@@ -126,9 +126,9 @@ def _deferred_search(catalog: Any, keep_loaded: bool = True) -> Any:
 
 def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:
     """Every tool on every turn (in one fixed order); BM25's top ``k`` per turn (the transcript
-    query, :data:`harness.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
+    query, :data:`harness.selection.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
     with found tools kept loaded for the session."""
-    from harness.ranking import DEFAULT_K, Selector
+    from harness.selection.ranking import DEFAULT_K, Selector
 
     k = DEFAULT_K if k is None else k
     return {

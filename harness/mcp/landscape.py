@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.mcp.servers import WORKBOOK_SERVERS, server_entry
-from harness.places import located
+from harness.core.places import located
 
 #: Environment variable naming the folder where ``npm ci`` installed the pinned Node servers
 #: (the workbook's ``mcp_servers/node``, found from the working folder up when it is not set).

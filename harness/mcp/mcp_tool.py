@@ -1,4 +1,4 @@
-"""An MCP tool as a harness :class:`~harness.tools.Tool`, with its raw server and tool names kept.
+"""An MCP tool as a harness :class:`~harness.core.tools.Tool`, with its raw server and tool names kept.
 
 Introduced in Chapter 5 (MCP integration).
 
@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import mcp.types as mcp_types
 
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 
 @dataclass(frozen=True)

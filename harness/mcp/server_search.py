@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Collection, Sequence
 
-from harness.agent import DEFAULT_SYSTEM
-from harness.tools import Tool
+from harness.selection.agent import DEFAULT_SYSTEM
+from harness.core.tools import Tool
 
 if TYPE_CHECKING:
     from harness.mcp.client import MCPHub

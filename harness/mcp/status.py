@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.mcp.suspicious import flag_tool
-from harness.safe_text import printable
-from harness.tokens import tools_tokens
-from harness.views.html import esc, table
+from harness.core.safe_text import printable
+from harness.core.tokens import tools_tokens
+from harness.core.html import esc, table
 
 if TYPE_CHECKING:
     from harness.mcp.client import MCPHub

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.rates import Rate
-from harness.tools import Tool
+from harness.core.rates import Rate
+from harness.core.tools import Tool
 
 #: Poisoned descriptions with their attack class, source and split (package data, so it installs).
 CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"

@@ -2,15 +2,15 @@
 
 Introduced in Chapter 5 (MCP integration). The search itself — exact names first, BM25, no
 duplicates, the limit, activation, "what exists" when nothing matches — is Chapter 4's
-:class:`harness.discovery.ToolSearch`; an MCP tool adds the names users and models type for it:
+:class:`harness.selection.discovery.ToolSearch`; an MCP tool adds the names users and models type for it:
 the server's raw tool name and ``server/tool``.
 """
 from __future__ import annotations
 
-from harness.discovery import DEFAULT_LIMIT, MAX_LIMIT, MAX_LISTED_NAMES, SEARCH_TOOL_NAME
-from harness.discovery import ToolSearch as _ToolSearch
+from harness.selection.discovery import DEFAULT_LIMIT, MAX_LIMIT, MAX_LISTED_NAMES, SEARCH_TOOL_NAME
+from harness.selection.discovery import ToolSearch as _ToolSearch
 from harness.mcp.mcp_tool import MCPTool
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_LISTED_NAMES", "SEARCH_TOOL_NAME", "ToolSearch"]
 

@@ -24,7 +24,7 @@ How it is built, and why:
   outside the ``except`` block so no SDK traceback buries it and no SDK error (which holds the
   request, headers included) stays reachable from it. The key never appears in ``repr``, in an
   error or in a log line: ``repr`` shows at most its last four characters, and any piece of it
-  eight characters or longer that an endpoint echoes is scrubbed (:mod:`harness.redaction`).
+  eight characters or longer that an endpoint echoes is scrubbed (:mod:`harness.core.redaction`).
 * A user name and password in ``ANTHROPIC_BASE_URL`` (a gateway's login) are taken out of the
   address and sent as HTTP Basic auth, as httpx would send them, so no URL that reaches an
   error, a log line or ``repr`` carries them; the key then travels in the API's ``x-api-key``
@@ -44,12 +44,12 @@ from urllib.parse import urlsplit
 import anthropic
 import httpx2
 
-from harness.messages import Message, Transcript
+from harness.core.messages import Message, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
 from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, price_for  # noqa: F401 (re-exported)
 from harness.providers.settings import setting
-from harness.redaction import redact_secrets, redact_url_credentials, url_credentials
-from harness.tools import Tool
+from harness.core.redaction import redact_secrets, redact_url_credentials, url_credentials
+from harness.core.tools import Tool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

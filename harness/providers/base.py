@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
-from harness.messages import Message, ToolResult, Transcript
-from harness.tools import Tool
+from harness.core.messages import Message, ToolResult, Transcript
+from harness.core.tools import Tool
 
 #: Stop reasons that end a run with that reason as its outcome (the API's names), and why.
 ENDING_STOPS = {

@@ -20,9 +20,9 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.messages import Message, Transcript
+from harness.core.messages import Message, Transcript
 from harness.providers.base import ModelTurn, Usage
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 log = logging.getLogger(__name__)
 _FIELDS = {"key", "message", "stop_reason", "usage", "model"}

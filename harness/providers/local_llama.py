@@ -59,9 +59,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 #: The model ``scripts/real_model.sh`` installs, pinned by the sha256 of the assembled GGUF file.
 MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"

@@ -33,14 +33,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from harness.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, Usage
 from harness.providers.offline_args import fill_arguments, intent_text
 from harness.providers.offline_concepts import concepts
-from harness.steps import split_steps
-from harness.text import split_identifier, tokenize
-from harness.tokens import count_text, tool_tokens
-from harness.tools import Tool
+from harness.core.steps import split_steps
+from harness.core.text import split_identifier, tokenize
+from harness.core.tokens import count_text, tool_tokens
+from harness.core.tools import Tool
 
 #: A step must score at least this for the stand-in to act on it (else it searches or says so).
 MATCH_THRESHOLD = 0.6
@@ -55,7 +55,7 @@ _JSON_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{1,63})"(?:\s*,\s*
 
 
 def work_steps(request: str) -> list[str]:
-    """The steps the stand-in works on: :func:`harness.steps.split_steps`, keeping those it has a concept for."""
+    """The steps the stand-in works on: :func:`harness.core.steps.split_steps`, keeping those it has a concept for."""
     return [step for step in split_steps(request) if concepts(step)]
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.providers.offline_concepts import CONCEPTS
-from harness.steps import QUOTED, quoted_values
-from harness.text import STOP_WORDS, split_identifier, stem, tokenize
+from harness.core.steps import QUOTED, quoted_values
+from harness.core.text import STOP_WORDS, split_identifier, stem, tokenize
 
 _URL = re.compile(r"https?://[^\s'\"<>),]+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

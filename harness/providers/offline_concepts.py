@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from harness.text import stem, tokenize
+from harness.core.text import stem, tokenize
 
 _GROUPS = """
 find search look lookup locate seek hunt grep query discover

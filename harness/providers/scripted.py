@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, Union
 
-from harness.messages import Message, TextBlock, Transcript
+from harness.core.messages import Message, TextBlock, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 Reply = Union[str, Message, Callable[[Transcript, Sequence[Tool]], Message]]
 

@@ -16,7 +16,7 @@ import re
 import warnings
 from pathlib import Path
 
-from harness.places import located
+from harness.core.places import located
 
 ENV_FILE = ".env"
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")

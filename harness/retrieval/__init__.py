@@ -2,9 +2,9 @@
 
 Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``). Every retriever is built from a
 catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers the one ranking
-contract, :class:`harness.ranking.Ranker` (``rank(query, k=None) -> list[str]``, tool ids, best
-first), so :func:`harness.eval.evaluate` and ``harness bench`` compare them on equal terms and a
-:class:`harness.ranking.Selector` lets any of them choose an agent's tools.
+contract, :class:`harness.selection.ranking.Ranker` (``rank(query, k=None) -> list[str]``, tool ids, best
+first), so :func:`harness.evaluation.metrics.evaluate` and ``harness bench`` compare them on equal terms and a
+:class:`harness.selection.ranking.Selector` lets any of them choose an agent's tools.
 :func:`harness.retrieval.named.make_retriever` builds one by name. Modules are imported directly
 (``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load their model only when asked.
 """

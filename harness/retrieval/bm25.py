@@ -4,7 +4,7 @@ Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``) as the line
 must beat; it is what most tool-search systems ship (Codex CLI, mcpproxy, Stacklok's optimizer, the
 Anthropic API's BM25 tool search).
 
-``fast=True`` swaps rank_bm25 for :class:`~harness.retrieval.bm25_index.InvertedBM25`, which
+``fast=True`` swaps rank_bm25 for :class:`~harness.selection.bm25_index.InvertedBM25`, which
 returns the very same scores while touching only the tools that share a term with the query;
 the benchmark times both on catalogs of 500 to 28,000 tools.
 """
@@ -15,10 +15,10 @@ from typing import Callable, Sequence
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from harness.ranking import lexical_ids, require_tools
-from harness.retrieval.bm25_index import InvertedBM25
+from harness.selection.ranking import lexical_ids, require_tools
+from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
-from harness.text import tokenize
+from harness.core.text import tokenize
 
 
 def name_and_description(t: CatalogTool) -> str:
@@ -27,7 +27,7 @@ def name_and_description(t: CatalogTool) -> str:
 
 def search_text(t: CatalogTool) -> str:
     """Name, description, and parameter names and descriptions: Chapter 2's catalog document
-    (:attr:`harness.tools.Tool.search_text`, for a record)."""
+    (:attr:`harness.core.tools.Tool.search_text`, for a record)."""
     params = " ".join(f"{n} {d}" for n, d in t.parameters)
     return f"{t.name} {t.description} {params}".strip()
 
@@ -48,7 +48,7 @@ class BM25Retriever:
         return self._index.get_scores(tokenize(query))
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
-        """Tools sharing a term with the query, best first (:func:`~harness.ranking.lexical_ids`)."""
+        """Tools sharing a term with the query, best first (:func:`~harness.selection.ranking.lexical_ids`)."""
         terms = tokenize(query)
         if isinstance(self._index, InvertedBM25):
             scores, _, matched = self._index.lexical(terms)

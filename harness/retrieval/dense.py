@@ -24,11 +24,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from harness.ranking import require_tools, top_ids
+from harness.selection.ranking import require_tools, top_ids
 from harness.retrieval.numpy_minilm import NumpyMiniLM, model_dir, one_blas_thread
 from harness.retrieval.records import CatalogTool
-from harness.safe_text import valid_unicode
-from harness.text import split_identifier
+from harness.core.safe_text import valid_unicode
+from harness.core.text import split_identifier
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 #: Length of one all-MiniLM-L6-v2 vector.
@@ -102,7 +102,7 @@ class Encoder:
         """Unit-length float32 vectors, one row per text (recent texts come from memory).
 
         A text that is not valid Unicode (a lone surrogate from a JSON escape or an undecodable
-        command-line byte) is embedded as :func:`harness.safe_text.valid_unicode` shows it.
+        command-line byte) is embedded as :func:`harness.core.safe_text.valid_unicode` shows it.
         """
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
@@ -206,7 +206,7 @@ class DenseRetriever:
     @classmethod
     def from_vectors(cls, ids: Sequence[str], matrix: np.ndarray, encoder: Encoder) -> "DenseRetriever":
         """A retriever over vectors already embedded (one row per id): many sub-catalogs of one embedded
-        pool, as the scale curve (:mod:`harness.scale_curve`) builds them, without reading the cache again."""
+        pool, as the scale curve (:mod:`harness.evaluation.scale_curve`) builds them, without reading the cache again."""
         if len(ids) != len(matrix) or not len(ids):
             raise ValueError(f"One vector per tool is needed, got {len(ids)} ids and {len(matrix)} vectors.")
         made = cls.__new__(cls)

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 from harness.retrieval.hierarchical import first_sentence
 from harness.retrieval.records import CatalogTool
 from harness.retrieval.terms import ACTION_SYNONYMS
-from harness.text import split_identifier, stem
+from harness.core.text import split_identifier, stem
 
 Writer = Callable[[CatalogTool], list[str]]
 

@@ -10,7 +10,7 @@ terms are weighted too: the verbs that open most of *this* catalog's tool names 
 synonyms at half weight, abbreviations are expanded on both sides, and tools named exactly in
 the query come first. The name weight and ``verb_weight`` were chosen on development queries only
 (LiveMCPBench's, the demo world's and ToolLens', never their test queries) from six settings, by
-the procedure of :mod:`harness.retrieval.tuning`: the name weighs as much as the description
+the procedure of :mod:`harness.experiments.tuning`: the name weighs as much as the description
 (the earlier default, double, was no better there); the other weights are round values, not tuned.
 """
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from harness.ranking import check_k, exact_first, exact_name_matches, lexical_ids, name_index, require_tools
-from harness.retrieval.bm25_index import InvertedBM25
+from harness.selection.ranking import check_k, exact_first, exact_name_matches, lexical_ids, name_index, require_tools
+from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
 from harness.retrieval.terms import expand, leading_verbs, synonyms
-from harness.text import tokenize
+from harness.core.text import tokenize
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "name": 1.0, "server": 1.0, "description": 1.0, "parameters": 0.5, "server_description": 0.5,

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from harness.ranking import Ranker, check_k, exact_first, require_tools
+from harness.selection.ranking import Ranker, check_k, exact_first, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.records import CatalogTool
-from harness.text import split_identifier
+from harness.core.text import split_identifier
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
 

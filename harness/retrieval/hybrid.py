@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from harness.ranking import Ranker, check_k, exact_first, require_tools
+from harness.selection.ranking import Ranker, check_k, exact_first, require_tools
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool

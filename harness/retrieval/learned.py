@@ -8,21 +8,21 @@ queries* that needed the same tools. Given a labelled log, each new query finds 
 logged queries by BM25 and the tools those needed get their votes (weighted by similarity).
 The votes are fused with the catalog retriever by RRF, so a tool the log has never seen can
 still be found. "Training" is indexing the log: seconds on a CPU. It is only honest when
-evaluated on queries it never saw (:mod:`harness.retrieval.splits`), and two held-out questions
+evaluated on queries it never saw (:mod:`harness.evaluation.splits`), and two held-out questions
 differ: folds by query id ask whether users' *repeated* jobs are remembered; folds by gold set
 ask whether a combination never logged is found. The defaults (10 neighbours, the log's list
 weighted 1:1) were chosen from six settings on ToolLens' development queries, cross-validated by
-gold set (:mod:`harness.retrieval.tuning`); the reported rows never include those queries.
+gold set (:mod:`harness.experiments.tuning`); the reported rows never include those queries.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from harness.ranking import Ranker, check_k, top_ids
-from harness.retrieval.bm25_index import InvertedBM25
+from harness.selection.ranking import Ranker, check_k, top_ids
+from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.hybrid import rrf
 from harness.retrieval.records import Query
-from harness.text import tokenize
+from harness.core.text import tokenize
 
 
 class QueryLogRetriever:

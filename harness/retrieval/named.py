@@ -4,7 +4,7 @@ Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
 A name is what a user types (``harness search QUERY --retriever hybrid``) and what a table row
 says. Each maker takes the catalog's records (:class:`~harness.retrieval.records.CatalogTool`);
-harness :class:`~harness.tools.Tool` objects are converted here, once
+harness :class:`~harness.core.tools.Tool` objects are converted here, once
 (:meth:`CatalogTool.from_tool`: a tool's name is its id), so the same retriever can rank a
 public catalog or choose the tools of an agent's turn. The dense ones need the embedding extra.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, Union
 
-from harness.ranking import Ranker
+from harness.selection.ranking import Ranker
 from harness.retrieval.bm25 import BM25Retriever, search_text
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.expansion import expanded
@@ -24,7 +24,7 @@ from harness.retrieval.records import CatalogTool
 from harness.retrieval.rerank import RerankRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 Maker = Callable[[Sequence[CatalogTool], Encoder], Ranker]
 

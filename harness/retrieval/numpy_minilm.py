@@ -18,7 +18,7 @@ costs seconds. A single query is what a search waits for, so its path is kept sh
 thread (:func:`one_blas_thread`), the weights in the layout BLAS multiplies fastest for a
 few rows (:func:`_linear`), no mask when nothing is padded — and, where ONNX Runtime is installed,
 the same weights run by it (:mod:`harness.retrieval.onnx_minilm`, about three times faster for one
-text). :mod:`harness.retrieval.query_time` shows where the time goes.
+text). :mod:`harness.evaluation.query_time` shows where the time goes.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ A whole task ("find today's trending games, chart them, save the chart as a PDF"
 tools, and one query for all of them finds the one its words lean towards. Asked step by step,
 the same retriever finds each step's tool (on LiveMCPBench the annotators' own steps lift
 whole-task recall far above the task text). A harness has no annotator, so the plan comes from a
-*splitter*: :func:`harness.steps.split_steps` (the workbook's one step splitter) by default,
+*splitter*: :func:`harness.core.steps.split_steps` (the workbook's one step splitter) by default,
 Chapter 6's finer :func:`harness.retrieval.task.clauses`, or a model's plan
 (:class:`PlannedRetriever` accepts any function from text to step texts). The whole query's
 ranking and each step's are merged by Reciprocal Rank Fusion, the whole query weighted as much
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from harness.ranking import Ranker, check_k, exact_first
+from harness.selection.ranking import Ranker, check_k, exact_first
 from harness.retrieval.hybrid import rrf
-from harness.steps import split_steps
+from harness.core.steps import split_steps
 
 Splitter = Callable[[str], Sequence[str]]
 

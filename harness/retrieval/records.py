@@ -2,7 +2,7 @@
 
 Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 
-A public catalog's tools are not :class:`harness.tools.Tool` objects: their ids carry the
+A public catalog's tools are not :class:`harness.core.tools.Tool` objects: their ids carry the
 server (``filesystem/read_file``), some names are not valid API names (``/v1/nutrition``) and
 nothing can be called. So a retriever ranks plain records by ``id``; :meth:`CatalogTool.definition`
 is what a model would be shown (for token counts), and :meth:`CatalogTool.definition_hash` is
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from harness.tools import Tool
+from harness.core.tools import Tool
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.ranking import check_k, exact_first, require_tools
+from harness.selection.ranking import check_k, exact_first, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25, tool_fields
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.records import CatalogTool, Query
 from harness.retrieval.task import clauses
-from harness.text import split_identifier, tokenize
+from harness.core.text import split_identifier, tokenize
 
 FIELDS = tuple(DEFAULT_WEIGHTS)
 FEATURES = (*(f"bm25_{f}" for f in FIELDS), "bm25_fielded", "cosine", "cosine_gap", "clause_cosine",

@@ -22,11 +22,11 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.ranking import check_k, require_tools, top_ids
-from harness.retrieval.bm25_index import InvertedBM25
+from harness.selection.ranking import check_k, require_tools, top_ids
+from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.records import CatalogTool
-from harness.text import split_identifier, tokenize
+from harness.core.text import split_identifier, tokenize
 
 
 class PizzaPiRetriever:

@@ -7,7 +7,7 @@ A task ("read the sales sheet, plot it by month, save the chart") needs several 
 single query vector averages them into none. Three general ideas, each measured in the
 chapter on its own:
 
-1. *Clauses*: the task is split into its steps (:func:`harness.steps.split_steps`, the one step
+1. *Clauses*: the task is split into its steps (:func:`harness.core.steps.split_steps`, the one step
    splitter) and each step at its commas and "and"s; each clause is embedded and a tool keeps its
    best similarity to any clause, mixed with its similarity to the whole task.
 2. *Score fusion*: min-max normalised fielded-BM25 and dense scores are summed with weight
@@ -17,7 +17,7 @@ chapter on its own:
 
 ``alpha`` and ``server_weight`` were chosen on development queries only (LiveMCPBench's, the demo
 world's and ToolLens', never their test queries) from six settings, by the procedure of
-:mod:`harness.retrieval.tuning`; ``clause_weight`` is a round value, not tuned.
+:mod:`harness.experiments.tuning`; ``clause_weight`` is a round value, not tuned.
 """
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.ranking import check_k, exact_first, min_max, require_tools, top_ids
+from harness.selection.ranking import check_k, exact_first, min_max, require_tools, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
-from harness.steps import split_steps, split_unquoted
+from harness.core.steps import split_steps, split_unquoted
 
 #: Inside one step: after ! or ?, at a comma, and at "then"/"and" before a word.
 _CLAUSE = re.compile(r"(?<=[!?])\s+|,\s*(?:and\s+)?|\s+(?:then|and)\s+(?=[a-z]+\b)")

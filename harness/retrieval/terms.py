@@ -9,7 +9,7 @@ search — so a query gets the usual action synonyms added at a lower weight; th
 match almost everything — so the catalog's *own* leading-verb counts decide which terms to
 down-weight, rather than a hand list that fits one catalog; and a user who types a tool's exact
 name wants that tool first (Codex CLI bug #21503) — so exact names are found separately
-(:func:`harness.ranking.exact_name_matches`).
+(:func:`harness.selection.ranking.exact_name_matches`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from harness.retrieval.records import CatalogTool
-from harness.text import split_identifier, stem, tokenize
+from harness.core.text import split_identifier, stem, tokenize
 
 #: Common software abbreviations (keys are stemmed, as tokenize emits them) → their long form.
 ABBREVIATIONS: dict[str, str] = {
@@ -50,7 +50,7 @@ ACTION_SYNONYMS: dict[str, str] = {
     "summary": "summarize", "summarize": "summary", "analyze": "analysis", "analysis": "analyze",
     "report": "document", "convert": "transform", "translate": "convert",
 }
-# (no stop words here: "get" and "make" never reach an index, see harness.text.STOP_WORDS)
+# (no stop words here: "get" and "make" never reach an index, see harness.core.text.STOP_WORDS)
 _SYNONYMS = {stem(word): tokenize(alternatives) for word, alternatives in ACTION_SYNONYMS.items()}
 
 

@@ -12,9 +12,9 @@ uses (a slot with several acceptable tools shares one use among them), as ``log1
 first ``head`` places untouched, then alternates: one place by relevance, the next by
 relevance + ``weight`` × prior. So a popular tool never pushes out the best matches, and one
 that is also relevant comes early. Like every learned component here it is only honest on
-queries it never saw (:mod:`harness.retrieval.splits`). ``head`` (3) and ``weight`` (0.5) were chosen
+queries it never saw (:mod:`harness.evaluation.splits`). ``head`` (3) and ``weight`` (0.5) were chosen
 from six settings on LiveMCPBench's development tasks, cross-validated by gold set
-(:mod:`harness.retrieval.tuning`); "every second place" is a round value, not tuned.
+(:mod:`harness.experiments.tuning`); "every second place" is a round value, not tuned.
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from harness.ranking import Scorer, check_k, exact_first, min_max, top_ids
+from harness.selection.ranking import Scorer, check_k, exact_first, min_max, top_ids
 from harness.retrieval.records import Query
 
 
 class ExactScorer(Scorer, Protocol):
-    """A :class:`~harness.ranking.Scorer` that also names the tools a query spells out (fielded BM25, hybrid-task)."""
+    """A :class:`~harness.selection.ranking.Scorer` that also names the tools a query spells out (fielded BM25, hybrid-task)."""
 
     def exact_matches(self, query: str) -> list[str]: ...
 

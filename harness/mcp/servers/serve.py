@@ -21,8 +21,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool as ServedTool
 from mcp.types import ToolAnnotations
 
-from harness.registry import render_result
-from harness.tools import Tool
+from harness.core.registry import render_result
+from harness.core.tools import Tool
 
 
 def annotations_for(t: Tool) -> ToolAnnotations:

@@ -1,0 +1,226 @@
+"""Choosing a retriever's settings on development queries only, with one budget for every retriever.
+
+Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``, §3), whose table reports test queries
+that no choice here ever saw (:func:`harness.evaluation.splits.development_split`).
+
+The procedure, the same for every component with knobs:
+
+1. Each gets a grid of at most :data:`BUDGET` settings (:data:`GRIDS`), written down before any
+   score was seen; the first is the setting the code had before (so a tie keeps it).
+2. Every setting is scored by mean Recall@10 on each development set it applies to: LiveMCPBench's
+   development tasks (a quarter of the 94, by a seeded hash of the id), the demo world's
+   development queries (a quarter, likewise) and a seeded sample of ToolLens' development queries
+   (a quarter of the *gold sets*, so no tool combination of the test is tuned on). Learned
+   components (the query log, the usage prior) are cross-validated inside the development set.
+3. The setting with the best mean over those sets wins (the earlier one on a tie), and the
+   package's defaults are that setting: ``harness/data/tuning.json`` records every trial's
+   development scores (:func:`recorded`), a test checks the code's defaults against it
+   (:func:`defaults_match_record`), and Chapter 6 re-runs the lexical ones live.
+
+The named systems get the same budget where they have a number to tune (StackOne's α); PizzaPi's
+points and Stacklok's 50/50 split are rules, not weights, and run as published. BM25's k1 and b
+(rank_bm25's) and RRF's k = 60 (the RRF paper's) are library or published constants, tuned for
+nobody. The tuned rows of ``make bench`` say "dev" in their ``tuned`` column.
+"""
+from __future__ import annotations
+
+import inspect
+import random
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from harness.evaluation.metrics import evaluate
+from harness.selection.ranking import Ranker
+from harness.retrieval.dense import DenseRetriever, Encoder
+from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
+from harness.retrieval.learned import QueryLogRetriever
+from harness.retrieval.records import CatalogTool, Query
+from harness.evaluation.splits import folds
+from harness.retrieval.systems import StackOneRetriever
+from harness.retrieval.task import TaskRetriever
+from harness.retrieval.usage import UsagePriorRetriever
+
+#: The most settings any retriever may try.
+BUDGET = 6
+
+#: Settings tried per component (keyword arguments of its class), the previous default first.
+GRIDS: dict[str, list[dict[str, Any]]] = {
+    "bm25-fielded": [
+        {"name_weight": 2.0, "verb_weight": 0.3}, {"name_weight": 1.0, "verb_weight": 0.3},
+        {"name_weight": 3.0, "verb_weight": 0.3}, {"name_weight": 2.0, "verb_weight": 1.0},
+        {"name_weight": 1.0, "verb_weight": 1.0}, {"name_weight": 3.0, "verb_weight": 1.0},
+    ],
+    "hybrid-task": [
+        {"alpha": 0.3, "server_weight": 0.3}, {"alpha": 0.2, "server_weight": 0.3},
+        {"alpha": 0.5, "server_weight": 0.3}, {"alpha": 0.3, "server_weight": 0.0},
+        {"alpha": 0.2, "server_weight": 0.0}, {"alpha": 0.5, "server_weight": 0.0},
+    ],
+    "stackone-bm25-tfidf": [{"alpha": a} for a in (0.2, 0.0, 0.4, 0.6, 0.8, 1.0)],
+    "learned-querylog": [
+        {"neighbours": 20, "log_weight": 2.0}, {"neighbours": 10, "log_weight": 2.0},
+        {"neighbours": 50, "log_weight": 2.0}, {"neighbours": 20, "log_weight": 1.0},
+        {"neighbours": 10, "log_weight": 1.0}, {"neighbours": 50, "log_weight": 1.0},
+    ],
+    "usage-prior": [
+        {"head": 3, "weight": 1.0}, {"head": 1, "weight": 1.0}, {"head": 5, "weight": 1.0},
+        {"head": 3, "weight": 0.5}, {"head": 1, "weight": 0.5}, {"head": 5, "weight": 0.5},
+    ],
+}
+assert all(len(g) <= BUDGET for g in GRIDS.values())
+
+#: Builds a ranker from a catalog and one setting (``log`` for the learned ones).
+Build = Callable[[Sequence[CatalogTool], Mapping[str, Any], Sequence[Query]], Ranker]
+
+
+def fielded(tools: Sequence[CatalogTool], setting: Mapping[str, Any], log: Sequence[Query] = ()) -> FieldedBM25:
+    """Fielded BM25 with a setting of :data:`GRIDS` (``name_weight`` replaces the name field's weight)."""
+    options = dict(setting)
+    weights = {**DEFAULT_WEIGHTS, "name": options.pop("name_weight", DEFAULT_WEIGHTS["name"])}
+    return FieldedBM25(tools, weights=weights, **options)
+
+
+def builders(encoder: Encoder | None = None) -> dict[str, Build]:
+    """How each component of :data:`GRIDS` is built from a setting (the dense ones share ``encoder``)."""
+    def dense(tools: Sequence[CatalogTool]) -> DenseRetriever:
+        return DenseRetriever(tools, encoder=encoder)
+
+    def task(tools: Sequence[CatalogTool]) -> TaskRetriever:
+        return TaskRetriever(tools, dense=dense(tools))
+
+    return {
+        "bm25-fielded": fielded,
+        "stackone-bm25-tfidf": lambda tools, s, log: StackOneRetriever(tools, **s),
+        "hybrid-task": lambda tools, s, log: TaskRetriever(tools, dense=dense(tools), **s),
+        "learned-querylog": lambda tools, s, log: QueryLogRetriever(log, FieldedBM25(tools), **s),
+        "usage-prior": lambda tools, s, log: UsagePriorRetriever(log, task(tools) if encoder else FieldedBM25(tools), **s),
+    }
+
+
+@dataclass(frozen=True)
+class Trial:
+    setting: dict[str, Any]
+    scores: dict[str, float]  # development set -> mean R@10
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.scores.values())
+
+
+def dev_recall(build: Build, tools: Sequence[CatalogTool], queries: Sequence[Query], setting: Mapping[str, Any],
+               learned: bool = False, n_folds: int = 5) -> float:
+    """Mean R@10 of one setting on one development set (cross-validated by gold set when ``learned``)."""
+    if not learned:
+        return evaluate(build(tools, setting, ()), queries, ks=(10,)).recall(10)
+    values: list[float] = []
+    for fold in range(n_folds):
+        train, test = folds(queries, fold, n_folds, by="gold")
+        if train and test:
+            values += evaluate(build(tools, setting, train), test, ks=(10,)).values("R@10")
+    return statistics.fmean(values)
+
+
+def tune(component: str, build: Build, dev_sets: Mapping[str, tuple[Sequence[CatalogTool], Sequence[Query]]],
+         learned: bool = False) -> tuple[dict[str, Any], list[Trial]]:
+    """The winning setting of ``component`` on ``dev_sets`` (best mean R@10, earliest on a tie) and every trial."""
+    trials = [Trial(dict(s), {name: dev_recall(build, tools, queries, s, learned)
+                              for name, (tools, queries) in dev_sets.items()}) for s in GRIDS[component]]
+    best = max(trials, key=lambda t: t.mean)  # max() keeps the first of equal means
+    return best.setting, trials
+
+
+def development_sets(toollens_sample: int = 300, seed: int = 0
+                     ) -> dict[str, tuple[list[CatalogTool], list[Query]]]:
+    """The development sets present: LiveMCPBench's and the demo world's development quarter (by query
+    id) and a seeded sample of ToolLens' (a quarter of its gold sets)."""
+    from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools
+    from harness.evaluation.splits import development_split
+
+    tools, queries = demo_dataset()
+    sets = {"demo-dev": (tools, development_split(queries, seed=seed).development)}
+    folder = dataset_dir("livemcpbench")
+    if folder:
+        sets["livemcp-dev"] = (load_tools(folder), development_split(load_queries(folder), seed=seed).development)
+    folder = dataset_dir("toollens_train")
+    if folder:
+        dev = development_split(load_queries(folder), by="gold", seed=seed).development
+        sets["toollens-dev"] = (load_tools(folder), random.Random(seed).sample(dev, min(toollens_sample, len(dev))))
+    return sets
+
+
+#: Which development sets each component is tuned on, and whether it learns from a log.
+PLAN: dict[str, tuple[tuple[str, ...], bool]] = {
+    "bm25-fielded": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "stackone-bm25-tfidf": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "hybrid-task": (("livemcp-dev", "demo-dev", "toollens-dev"), False),
+    "learned-querylog": (("toollens-dev",), True),  # the only set with a log big enough to learn from
+    "usage-prior": (("livemcp-dev",), True),  # whole tasks: what the prior is for
+}
+
+
+def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = None,
+             say: Callable[[str], None] = lambda s: None) -> dict[str, dict[str, Any]]:
+    """Every component tuned by the procedure above: {component: {"chosen": setting, "trials": [...]}}."""
+    sets = development_sets()
+    build = builders(encoder)
+    out: dict[str, dict[str, Any]] = {}
+    for component in components:
+        names, learned = PLAN[component]
+        chosen, trials = tune(component, build[component], {n: sets[n] for n in names if n in sets}, learned)
+        out[component] = {"chosen": chosen, "trials": [{"setting": t.setting, "scores": t.scores, "mean": t.mean}
+                                                        for t in trials]}
+        say(f"{component}: {chosen}")
+    return out
+
+
+#: The record of the last full tuning run (package data, written by ``python -m harness.experiments.tuning``).
+RECORD = "tuning.json"
+
+
+def recorded() -> dict[str, dict[str, Any]]:
+    """The recorded tuning run: {component: {"chosen": setting, "trials": [...]}}."""
+    import json
+    from importlib.resources import files
+
+    return json.loads(files("harness").joinpath("data", RECORD).read_text(encoding="utf-8"))
+
+
+def _default(cls: type, parameter: str) -> Any:
+    return inspect.signature(cls).parameters[parameter].default
+
+
+def code_defaults() -> dict[str, dict[str, Any]]:
+    """The settings the code uses today, for every component :data:`GRIDS` tunes (StackOne: its published α)."""
+    return {
+        "bm25-fielded": {"name_weight": DEFAULT_WEIGHTS["name"], "verb_weight": _default(FieldedBM25, "verb_weight")},
+        "hybrid-task": {"alpha": _default(TaskRetriever, "alpha"), "server_weight": _default(TaskRetriever, "server_weight")},
+        "learned-querylog": {"neighbours": _default(QueryLogRetriever, "neighbours"),
+                             "log_weight": _default(QueryLogRetriever, "log_weight")},
+        "usage-prior": {"head": _default(UsagePriorRetriever, "head"), "weight": _default(UsagePriorRetriever, "weight")},
+    }
+
+
+def defaults_match_record() -> bool:
+    """True when every tuned default in the code is the recorded development choice."""
+    record = recorded()
+    return all(record[c]["chosen"] == setting for c, setting in code_defaults().items())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.experiments.tuning [OUT]``: tune every component on development data, write JSON."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    result = tune_all(encoder=Encoder(remember=1_000_000), say=print)
+    text = json.dumps(result, indent=1)
+    if args:
+        Path(args[0]).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""The per-turn agent loop: derive a query, select tools, call the model, run its calls.
+
+Introduced in Chapter 3 (``notebooks/03_transcript_queries.ipynb``); Chapters 4 and 5 run it
+with a pinned discovery tool and with MCP tools.
+
+Every turn rebuilds the model's tool list from the conversation so far — the tools are a
+function of the transcript, not a fixed menu — and records what it did as a :class:`TurnEvent`,
+so a widget or a test sees every turn. *Which* tools a query selects is a
+:class:`~harness.selection.ranking.Selector`'s business (any ranker: BM25, fielded, dense, hybrid…, plus
+pins, ``k``, a floor); tools that exist but are not loaded yet (deferred MCP tools) are a
+:class:`Deferral`'s. Tool failures come back as error results (see :mod:`harness.core.registry`);
+the loop itself stops on a final text, after ``max_turns``, or when a stop reason ends the run
+(``max_tokens``, ``refusal``, ``model_context_window_exceeded``: the tool calls of that turn are
+not run). ``pause_turn`` sends the conversation back to continue.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Iterable, Sequence, Union
+
+from harness.selection.catalog import ToolCatalog
+from harness.core.messages import Message, ToolResult, Transcript
+from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
+from harness.selection.queries import DEFAULT_QUERY, QueryFn
+from harness.selection.ranking import Ranked, Selector
+from harness.core.registry import DEFAULT_TIMEOUT, ToolRegistry
+from harness.core.tokens import ContextAccountant, ContextSnapshot, tools_tokens
+from harness.core.tools import Tool
+
+DEFAULT_SYSTEM = (
+    "You are a helpful assistant with tools. Use a tool when it helps; "
+    "if no tool you have fits, say so or use a discovery tool if one is offered."
+)
+
+
+@dataclass
+class TurnEvent:
+    """Everything one turn did, in the order it did it."""
+
+    turn: int
+    query: str
+    ranked: list[Ranked]
+    tools: list[Tool]
+    snapshot: ContextSnapshot
+    pinned: list[str]
+    catalog_tokens: int  # tokens had every catalog tool been shown
+    response: Message
+    results: list[ToolResult] = field(default_factory=list)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+
+@dataclass
+class RunResult:
+    final_text: str
+    transcript: Transcript
+    turns: list[TurnEvent]
+    stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
+    usage: Usage
+
+    def calls(self) -> list[tuple[str, dict, bool]]:
+        """(tool name, arguments, succeeded) for every call this run made, in order."""
+        out = []
+        for ev in self.turns:
+            ok = {r.tool_use_id: not r.is_error for r in ev.results}
+            out += [(c.name, c.input, ok.get(c.id, False)) for c in ev.response.tool_calls]
+        return out
+
+    def succeeded(self) -> list[str]:
+        return [name for name, _, ok in self.calls() if ok]
+
+
+EventHook = Callable[[TurnEvent], Union[None, Awaitable[None]]]
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """Tools that exist beyond the selector's and how they reach the model (Chapter 5's deferred MCP tools).
+
+    ``extra_tools`` is asked every turn for tools that became available during the run (those a
+    search activated). ``known`` names tools that exist but may not be loaded, so a call to one
+    says so, followed by ``hint`` (how to load it). ``all_tools_tokens`` is what showing every
+    tool would cost, for the events' comparison (by default the selector's tools and pins).
+    ``on_finish`` runs when the user's turn ends — to unload what a search found, say.
+    """
+
+    extra_tools: Callable[[], Sequence[Tool]] | None = None
+    known: Iterable[str] = ()
+    hint: str | None = None
+    all_tools_tokens: int | None = None
+    on_finish: Callable[[], None] | None = None
+
+
+def as_selector(tools: Selector | ToolCatalog) -> Selector:
+    """A catalog on its own is selected from with BM25, :data:`~harness.selection.ranking.DEFAULT_K` tools, no pins."""
+    return tools if isinstance(tools, Selector) else Selector.over(tools)
+
+
+async def arun(
+    provider: Provider,
+    selector: Selector | ToolCatalog,
+    user_message: str,
+    *,
+    transcript: Transcript | None = None,
+    deferral: Deferral = Deferral(),
+    max_turns: int = 10,
+    query_fn: QueryFn = DEFAULT_QUERY,
+    system: str = DEFAULT_SYSTEM,
+    accountant: ContextAccountant | None = None,
+    on_event: EventHook | None = None,
+    tool_timeout: float = DEFAULT_TIMEOUT,
+) -> RunResult:
+    """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
+
+    ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
+    transcript (a bare :class:`~harness.selection.catalog.ToolCatalog` means BM25's best :data:`~harness.selection.ranking.DEFAULT_K`);
+    ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
+    """
+    if max_turns <= 0:
+        raise ValueError(f"max_turns must be positive, got {max_turns}.")
+    transcript = transcript if transcript is not None else Transcript()
+    accountant = accountant or ContextAccountant()
+    selector = as_selector(selector)
+    pinned = list(selector.pinned)
+    pins = [t.name for t in pinned]
+    outside = [t for t in pinned if t.name not in {s.name for s in selector.tools}]
+    every = deferral.all_tools_tokens
+    catalog_tokens = every if every is not None else tools_tokens(selector.tools) + tools_tokens(outside)
+    known = {t.name for t in selector.tools} | set(deferral.known)
+    hint = {"unloaded_hint": deferral.hint} if deferral.hint else {}
+    transcript.add_user(user_message)
+    turns: list[TurnEvent] = []
+    used_in = used_out = 0
+
+    try:
+        for n in range(1, max_turns + 1):
+            query = query_fn(transcript)
+            ranked = selector.rank(query)
+            shown: dict[str, Tool] = {}
+            for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
+                shown.setdefault(t.name, t)
+            tools = list(shown.values())
+            registry = ToolRegistry(tools, known=known, timeout=tool_timeout, **hint)
+            snapshot = accountant.snapshot(tools, transcript, system)
+
+            turn = await provider.complete(system=system, transcript=transcript, tools=tools)
+            used_in += turn.usage.input_tokens
+            used_out += turn.usage.output_tokens
+            outcome = stop_outcome(turn)  # max_tokens, refusal, context window: the run ends, no call runs
+            if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
+                transcript.append(turn.message)
+            results = (unrun_results(turn.message, outcome) if outcome else
+                       [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls])
+            if results:
+                transcript.append(Message("user", list(results)))
+            event = TurnEvent(n, query, ranked, tools, snapshot, pins, catalog_tokens, turn.message, results)
+            turns.append(event)
+            if on_event is not None:
+                maybe = on_event(event)
+                if inspect.isawaitable(maybe):
+                    await maybe
+            if outcome or (not turn.message.tool_calls and turn.stop_reason != "pause_turn"):
+                break
+    finally:
+        if deferral.on_finish is not None:
+            deferral.on_finish()
+    last = turns[-1].response
+    stopped = outcome or ("max_turns" if last.tool_calls else "end_turn")
+    return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, Usage(used_in, used_out))

@@ -1,0 +1,217 @@
+"""A pinned discovery tool: how a model finds the tools the selector did not show it.
+
+Introduced in Chapter 4 (``notebooks/04_pinned_discovery.ipynb``); Chapter 5's MCP tool search
+builds on :class:`ToolSearch`.
+
+Per-turn selection fails in two predictable places: a vague opener ("hi") that selects nothing,
+and a mid-task pivot whose query is still dominated by the old task. A discovery tool pinned on
+every turn lets the model ask. Three designs, compared in Chapter 4:
+
+* ``list_available_tools()`` — every tool, one line each (costs tokens in the result);
+* ``list_available_tools(filter_term)`` — only lines mentioning the filter's words;
+* ``search_tools(query, limit)`` — BM25-ranked matches with their parameters, which become
+  callable on the next turn (as Codex CLI and PizzaPi do); exact names first; when nothing
+  matches, the names of what exists rather than silence (:class:`ToolSearch`).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Callable, Sequence, Union
+
+from harness.selection.catalog import ToolCatalog
+from harness.selection.ranking import Ranker, Selector
+from harness.core.safe_text import shown
+from harness.core.text import tokenize
+from harness.core.tools import Tool
+
+#: How a search gets its ranker: a retriever's name (``"bm25-fielded"``, ``"hybrid"`` …, see
+#: :func:`harness.retrieval.named.make_retriever`) or a function that builds one over the tools.
+RankerSpec = Union[str, Callable[[Sequence[Tool]], Ranker], None]
+
+
+def build_ranker(spec: RankerSpec, tools: Sequence[Tool]) -> Ranker:
+    """The ranker ``spec`` names, over ``tools`` (Chapter 2's BM25 catalog when ``spec`` is None)."""
+    if spec is None:
+        return ToolCatalog(tools)
+    if isinstance(spec, str):
+        from harness.retrieval.named import make_retriever  # Chapter 6's retrievers, loaded when named
+
+        return make_retriever(spec, tools)
+    return spec(tools)
+
+
+def listing(tools: Sequence[Tool]) -> str:
+    """``name — one-line summary``, a line per tool."""
+    return "\n".join(f"{t.name} — {t.summary}" for t in tools)
+
+
+def discovery_tool(catalog: ToolCatalog, *, filtered: bool = True) -> Tool:
+    """``list_available_tools(filter_term=None)``: the catalog as one line per tool.
+
+    With ``filtered=False`` the tool takes no argument and always lists everything.
+    """
+    def list_available_tools(filter_term: str | None = None) -> str:
+        if not filter_term or not filter_term.strip():
+            return listing(catalog.tools)
+        wanted = set(tokenize(filter_term))
+        hits = [t for t in catalog.tools if wanted & set(tokenize(f"{t.name} {t.description}"))]
+        if not hits:
+            return f"No tool mentions {filter_term!r}. All tools:\n" + listing(catalog.tools)
+        return listing(hits)
+
+    schema: dict = {"type": "object", "properties": {}}
+    if filtered:
+        schema["properties"]["filter_term"] = {
+            "type": "string", "description": "Optional words; only tools whose name or description mention one are listed.",
+        }
+    return Tool(
+        name="list_available_tools",
+        description=(
+            "List every tool you can use, one line each (name — what it does). Call this when no tool you "
+            "have fits the request; then call the tool you need by its name."
+        ),
+        input_schema=schema,
+        fn=list_available_tools,
+        tags=frozenset({"discovery", "read"}),
+    )
+
+
+SEARCH_TOOL_NAME = "search_tools"
+#: Results per search when the model names no limit. Not the tools shown per turn
+#: (:data:`harness.selection.ranking.DEFAULT_K`): the model's own words rank them, and found tools stay loaded,
+#: so several searches add up; 5 is what Claude Code returns and inside Anthropic's 3–5 (Exercise 7 tunes it).
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 50
+#: Above this many deferred tools, a failed search lists tools per domain/server instead of names.
+MAX_LISTED_NAMES = 200
+
+_SEARCH_DESCRIPTION = (
+    "Search the tools that are available but not loaded yet, by what you want to do or by a tool's name. "
+    "Returns matching tools with their names, descriptions and parameters; the tools found become callable "
+    "on your next step. Use it whenever no loaded tool fits the task."
+)
+
+
+def parameters_summary(t: Tool) -> dict[str, str]:
+    """``{parameter: "type (required)"}``: a compact view of the input schema."""
+    required = set(t.required)
+    out = {}
+    for pname, spec in (t.input_schema.get("properties") or {}).items():
+        kind = spec.get("type", "any") if isinstance(spec, dict) else "any"
+        kind = "|".join(kind) if isinstance(kind, list) else str(kind)
+        out[pname] = f"{kind} (required)" if pname in required else kind
+    return out
+
+
+def _checked_limit(limit: object) -> int:
+    """``limit`` as a whole number of tools from 1 to :data:`MAX_LIMIT`, or a one-sentence ValueError."""
+    if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
+        limit = int(limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
+    return limit
+
+
+class ToolSearch:
+    """``search_tools(query, limit)`` over deferred tools; what it finds becomes callable.
+
+    ``loaded`` tools are always shown; ``deferred`` ones only once a search found them. They are
+    ranked by ``retriever`` (a name or a maker, see :data:`RankerSpec`; BM25 by default) through a
+    :class:`~harness.selection.ranking.Selector` with exact names first — BM25 alone can rank a tool below others that merely repeat its words (Codex CLI
+    bug #21503: prepend exact matches, drop duplicates, then cut to the limit). A search that finds
+    nothing returns the names of what exists (PizzaPi), never silence — or, above
+    :data:`MAX_LISTED_NAMES` tools, the count per domain, since an unranked dump drowns the model.
+    Found tools stay for the session (``keep_loaded``) or go when :meth:`end_turn` is called.
+    ``limit`` is what a search returns when the model names no limit (models rarely do), so it is
+    the setting to tune (Exercise 7).
+    Subclasses add names a tool also answers to (Chapter 5: the MCP server's own name).
+    """
+
+    def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True,
+                 retriever: RankerSpec = None, limit: int = DEFAULT_LIMIT) -> None:
+        self.limit = _checked_limit(limit)
+        self.loaded = list(loaded)
+        self.keep_loaded = keep_loaded
+        deferred = list(deferred)
+        ranker = build_ranker(retriever, deferred) if deferred else ToolCatalog([])
+        self.selector = Selector(ranker, deferred, k=self.limit, exact_first=True, names_of=self.names_of)
+        self._activated: dict[str, Tool] = {}
+        self.tool = Tool(
+            name=SEARCH_TOOL_NAME,
+            description=_SEARCH_DESCRIPTION,
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What you want to do, or a tool name."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": self.limit,
+                              "description": "How many tools to return at most."},
+                },
+                "required": ["query"],
+            },
+            fn=self.search,
+            tags=frozenset({"discovery"}),
+        )
+
+    @staticmethod
+    def names_of(t: Tool) -> set[str]:
+        """Every name under which ``t`` counts as an exact match (lower-cased)."""
+        return {t.name.lower()}
+
+    @property
+    def deferred(self) -> list[Tool]:
+        return list(self.selector.tools)
+
+    @property
+    def activated(self) -> list[Tool]:
+        return list(self._activated.values())
+
+    def exact_matches(self, query: str) -> list[Tool]:
+        """Deferred tools the query names exactly (any name :meth:`names_of` gives), in the order it names them."""
+        return [self.selector.get(n) for n in self.selector.exact_matches(query)]
+
+    def find(self, query: str, limit: int | None = None) -> list[Tool]:
+        """Exact-name matches first, then the ranker's ranking; no duplicates; at most ``limit`` tools (the search's own when None)."""
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("search_tools needs a non-empty query: describe the task or name a tool.")
+        return self.selector.select(query, self.limit if limit is None else _checked_limit(limit))
+
+    def search(self, query: str, limit: int | None = None) -> str:
+        """Run ``search_tools``: the matches as compact JSON, activated; or the names that exist."""
+        found = self.find(query, limit)
+        for t in found:
+            self._activated[t.name] = t
+        if not found:
+            payload: dict[str, Any] = {
+                "matches": [],
+                "note": f"No tool matched '{shown(query.strip())}'. These tools exist; search again with words "
+                        "from their names, or with an exact name.",
+                "available": self._available(),
+            }
+        else:
+            payload = {
+                "matches": [{"name": t.name, "description": t.description, "parameters": parameters_summary(t)}
+                            for t in found],
+                "note": "These tools are now loaded: call them by name.",
+            }
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+    def _available(self) -> list[str] | dict[str, int]:
+        tools = self.selector.tools
+        if len(tools) <= MAX_LISTED_NAMES:
+            return [t.name for t in tools]
+        return dict(Counter(t.domain or "local" for t in tools))
+
+    def tools_for_turn(self) -> list[Tool]:
+        """What to show the model now: always-loaded tools, activated ones, and ``search_tools`` if anything is deferred."""
+        pinned = [self.tool] if len(self.selector) else []
+        return self.loaded + self.activated + pinned
+
+    def end_turn(self) -> None:
+        """Called when a user turn ends: unloads discoveries unless ``keep_loaded``."""
+        if not self.keep_loaded:
+            self._activated.clear()
+
+    def reset(self) -> None:
+        """Forget every discovery (PizzaPi's ``/tool-search reset``)."""
+        self._activated.clear()

@@ -1,0 +1,230 @@
+"""The ranking contract and the selector: what every retriever answers, and what the model is shown.
+
+Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``) with the BM25 catalog;
+Chapter 3's loop, Chapter 4's ``search_tools``, Chapter 5's MCP search and every Chapter 6
+retriever go through it.
+
+There is one contract: a :class:`Ranker` answers ``rank(query, k=None)`` with tool ids, best
+first. BM25, fielded BM25, embeddings and their fusions all answer it, so any of them can choose
+the tools of a turn. What a harness does *around* a ranking — always show the pinned tools, put a
+tool the user named exactly first, cut to ``k``, drop weak matches below a score floor — is the
+:class:`Selector`, written once and used by the loop (:func:`harness.selection.agent.arun`), the search
+tool (:class:`harness.selection.discovery.ToolSearch`), the evaluation and the benchmark.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from harness.core.text import split_identifier
+from harness.core.tools import Tool
+
+
+class Ranker(Protocol):
+    """Anything that ranks tool ids for a query: the one interface every retriever offers."""
+
+    name: str
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Tool ids, best first; at most ``k`` of them (all candidates when ``k`` is None)."""
+        ...
+
+
+class Scorer(Ranker, Protocol):
+    """A ranker that can also say how strongly each tool matched (what a score floor reads)."""
+
+    ids: list[str]
+
+    def scores(self, query: str) -> np.ndarray:
+        """One score per id in ``ids`` (higher is better)."""
+        ...
+
+
+# --- turning scores into a ranking ------------------------------------------------------------
+
+def check_k(k: int | None) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k <= 0):
+        raise ValueError(f"k must be a positive number of tools, got {k!r} (None means all of them).")
+
+
+def require_tools(tools: Sequence[object]) -> None:
+    """The one empty-catalog check every retriever makes when it is built."""
+    if not tools:
+        raise ValueError("A retriever needs at least one tool; the catalog is empty.")
+
+
+def top_ids(ids: Sequence[str], scores: np.ndarray, k: int | None, *, candidates: np.ndarray | None = None,
+            positive_only: bool = True) -> list[str]:
+    """Ids by descending score (ties in catalog order), optionally only the ``candidates`` indices."""
+    check_k(k)
+    idx = np.arange(len(scores)) if candidates is None else np.asarray(candidates)
+    vals = scores[idx]
+    if positive_only:
+        keep = vals > 0
+        idx, vals = idx[keep], vals[keep]
+    if k is not None and k < len(vals) and not np.isnan(vals).any():  # NaN sorts last: keep the full sort
+        # only the k best are returned: sort them and every tie of the k-th, not the whole catalog
+        keep = vals >= np.partition(vals, len(vals) - k)[len(vals) - k]
+        idx, vals = idx[keep], vals[keep]
+    order = np.lexsort((idx, -vals))
+    return [ids[i] for i in idx[order[:k]]]
+
+
+def lexical_ids(ids: Sequence[str], scores: np.ndarray, matched: np.ndarray, k: int | None) -> list[str]:
+    """The tools that share a term with the query (``matched`` > 0), best first.
+
+    Positive BM25 scores come first, by score (ties in catalog order). BM25's idf is ≤ 0 for a
+    term in half the documents or more, so in a catalog of one or two tools *every* score is
+    ≤ 0: those tools still share terms with the query, and come next, by how many distinct
+    query terms they share, then by score. On catalogs of realistic size that tail is empty.
+    """
+    check_k(k)
+    idx = np.flatnonzero(matched)
+    vals, counts = scores[idx], matched[idx]
+    positive = vals > 0
+    order = np.lexsort((idx, -vals, np.where(positive, 0, -counts), ~positive))
+    return [ids[i] for i in idx[order[:k]]]
+
+
+def exact_first(exact: Sequence[str], ranked: Sequence[str]) -> list[str]:
+    """Tools the query names exactly, then the ranking without them (a user who types a name wants it first)."""
+    named = set(exact)
+    return [*exact, *(i for i in ranked if i not in named)]
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """Scores rescaled to 0–1 (all 0 when they are all equal), so unlike scorers can be added."""
+    lo, hi = float(scores.min()), float(scores.max())
+    return (scores - lo) / (hi - lo) if hi > lo else np.zeros_like(scores)
+
+
+# --- exact names ------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[\w][\w\-./:]*[\w]|\w", re.UNICODE)
+
+
+def name_index(names: Iterable[tuple[str, str]], min_parts: int = 2) -> dict[str, list[str]]:
+    """(name a tool answers to, tool id) pairs → lower-cased name → ids, for :func:`exact_name_matches`.
+
+    With ``min_parts`` 2 (the default) one-word names are left out: "load" in a sentence is a
+    word, not a request for the tool called ``load``. A search box, where a single word may well
+    be a name, uses 1.
+    """
+    index: dict[str, list[str]] = {}
+    for name, tid in names:
+        key = name.lower()
+        if key and " " not in key and len(split_identifier(key)) >= min_parts and tid not in index.get(key, ()):
+            index.setdefault(key, []).append(tid)
+    return index
+
+
+def exact_name_matches(query: str, names: Mapping[str, Sequence[str]]) -> list[str]:
+    """Ids of tools whose whole name the query spells out, in the order the query names them."""
+    found: list[str] = []
+    for token in _IDENTIFIER.findall(query.lower()):
+        for tid in names.get(token.strip("./:-"), ()):
+            if tid not in found:
+                found.append(tid)
+    return found
+
+
+# --- the selector -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ranked:
+    """One tool a selector chose, with its score when the ranker gives one."""
+
+    tool: Tool
+    score: float | None = None
+    pinned: bool = False
+
+
+#: Tools shown per turn when nobody says otherwise: chosen in Chapter 3 at the knee of success
+#: against schema tokens on the development scenarios (and reported there on the held-out ones).
+DEFAULT_K = 10
+
+
+def _own_name(t: Tool) -> set[str]:
+    return {t.name}
+
+
+@dataclass(frozen=True)
+class Selector:
+    """The tools to show for a query: pinned tools, then exact names, then the ranker's best ``k``.
+
+    ``ranker`` ranks the ids (tool names) of ``tools``; ``pinned`` tools are shown whatever
+    their rank, in the order given, and may live outside ``tools`` (a discovery tool) — a name
+    given instead of a tool is looked up in ``tools``. ``k`` counts the ranked tools only.
+    ``floor`` drops ranked tools scoring below it (the ranker must then be a :class:`Scorer`);
+    with ``exact_first`` a tool the query names exactly (under any name ``names_of`` gives it)
+    comes before the ranking, even one the ranker left out.
+    """
+
+    ranker: Ranker
+    tools: Sequence[Tool]
+    pinned: Sequence[Tool | str] = ()
+    k: int | None = DEFAULT_K
+    floor: float | None = None
+    exact_first: bool = False
+    names_of: Callable[[Tool], set[str]] = field(default=_own_name, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_k(self.k)
+        by_name = {t.name: t for t in self.tools}
+        unknown = [p for p in self.pinned if isinstance(p, str) and p not in by_name]
+        if unknown:
+            raise KeyError(f"Pinned tool(s) not among the {len(by_name)} tools: {', '.join(unknown)}.")
+        if self.floor is not None and not callable(getattr(self.ranker, "scores", None)):
+            raise ValueError(f"A score floor needs a ranker that gives scores; {self.ranker.name!r} ranks only.")
+        pins = [by_name[p] if isinstance(p, str) else p for p in self.pinned]
+        object.__setattr__(self, "pinned", tuple({t.name: t for t in pins}.values()))
+        object.__setattr__(self, "_by_name", by_name)
+        names = ((n, t.name) for t in self.tools for n in self.names_of(t))
+        object.__setattr__(self, "_names", name_index(names, min_parts=1) if self.exact_first else {})
+
+    @classmethod
+    def over(cls, catalog: Any, **options: Any) -> "Selector":
+        """A selector ranking with ``catalog`` itself (a :class:`~harness.selection.catalog.ToolCatalog`, which holds its tools)."""
+        return cls(catalog, catalog.tools, **options)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name`` (a pinned one included)."""
+        for t in self.pinned:
+            if t.name == name:
+                return t
+        try:
+            return self._by_name[name]  # type: ignore[attr-defined]
+        except KeyError:
+            raise KeyError(f"No tool named {name!r} among the {len(self.tools)} tools.") from None
+
+    def exact_matches(self, query: str) -> list[str]:
+        """Names of the tools ``query`` names exactly (only with ``exact_first``)."""
+        return exact_name_matches(query, self._names)  # type: ignore[attr-defined]
+
+    def rank(self, query: str, k: int | None = None) -> list[Ranked]:
+        """Pinned tools, then the ranked ones (at most ``k``, by default the selector's own)."""
+        k = self.k if k is None else k
+        check_k(k)
+        pins = {t.name for t in self.pinned}
+        scores: dict[str, float] = {}
+        if self.tools and (self.floor is not None or callable(getattr(self.ranker, "scores", None))):
+            scorer: Scorer = self.ranker  # type: ignore[assignment]
+            scores = dict(zip(scorer.ids, (float(s) for s in scorer.scores(query))))
+        whole = self.floor is not None or self.exact_first or k is None
+        ranked = self.ranker.rank(query, None if whole else k + len(pins)) if self.tools else []
+        if self.floor is not None:
+            ranked = [i for i in ranked if scores.get(i, 0.0) >= self.floor]
+        ids = exact_first(self.exact_matches(query), ranked) if self.exact_first else ranked
+        chosen = [i for i in ids if i not in pins][:k]
+        return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned]
+                + [Ranked(self.get(i), scores.get(i)) for i in chosen])
+
+    def select(self, query: str, k: int | None = None) -> list[Tool]:
+        """The tools to show the model for ``query``."""
+        return [r.tool for r in self.rank(query, k)]
