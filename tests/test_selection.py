@@ -17,7 +17,7 @@ from harness.mcp.tool_search import ToolSearch as MCPToolSearch
 from harness.providers.offline import OfflineModel
 from harness.selection.ranking import Selector, exact_name_matches, name_index
 from harness.retrieval.dense import dense_unavailable_reason
-from harness.retrieval.named import ALIASES, LEXICAL, make_retriever, retriever_names
+from harness.retrieval.named import ALIASES, LEXICAL, make_retriever, maker, retriever_names
 from harness.retrieval.records import CatalogTool, Query
 
 DENSE_SKIP = dense_unavailable_reason()
@@ -125,7 +125,7 @@ def test_each_retriever_chooses_the_tools_of_every_turn_in_arun(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_retriever_ranks_behind_search_tools(name):
-    search = ToolSearch([], SMALL_TOOLS, retriever=name)
+    search = ToolSearch([], SMALL_TOOLS, retriever=maker(name))
     assert search.selector.ranker.name.startswith(make_retriever(name, SMALL_TOOLS).name)
     found = [m["name"] for m in json.loads(search.search("post a message to a channel", 2))["matches"]]
     assert found[0] == "post_message" and len(found) <= 2
@@ -137,6 +137,16 @@ def test_each_retriever_ranks_behind_search_tools(name):
     assert result.succeeded()[-1] == "post_message", (name, result.calls())
 
 
+def test_a_search_takes_a_retriever_by_its_maker_and_says_so_when_given_a_name(tmp_path):
+    """The search (Chapter 4) knows no retriever names: a name gets one sentence pointing at ``maker``."""
+    for build in (lambda: ToolSearch([], SMALL_TOOLS, retriever="bm25-fielded"),
+                  lambda: MCPHub({"mcpServers": {}}, log_dir=tmp_path, retriever="bm25-fielded")):
+        with pytest.raises(TypeError, match=r"^A search takes a function .*maker\('bm25-fielded'\)\.$"):
+            build()
+    with pytest.raises(ValueError, match="No retriever named 'bm25-felded'"):
+        maker("bm25-felded")  # a typo fails where it is written
+
+
 @pytest.mark.mcp
 def test_each_retriever_ranks_mcp_search_tools_over_real_servers(tmp_path):
     """The workbook's notes server, deferred; the stand-in searches and calls it, ranked by each retriever."""
@@ -146,11 +156,11 @@ def test_each_retriever_ranks_mcp_search_tools_over_real_servers(tmp_path):
 
     async def session():
         out = {}
-        async with MCPHub(config, log_dir=tmp_path, retriever="bm25-fielded") as hub:
+        async with MCPHub(config, log_dir=tmp_path, retriever=maker("bm25-fielded")) as hub:
             assert hub.search.selector.ranker.name == "bm25-fielded"
             deferred = hub.search.deferred
             for name in names:
-                search = MCPToolSearch([], deferred, retriever=name, keep_loaded=False)
+                search = MCPToolSearch([], deferred, retriever=maker(name), keep_loaded=False)
                 result = await arun(OfflineModel(), ToolCatalog([]), "List my notes",
                                     deferral=Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn))
                 out[name] = (result.succeeded(), search.find("notes/list_notes", 1))

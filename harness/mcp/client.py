@@ -58,7 +58,7 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
-from harness.selection.discovery import RankerSpec
+from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
 from harness.core.messages import ToolResult
 from harness.core.redaction import hide_values
@@ -433,7 +433,7 @@ class MCPHub:
     ) -> None:
         self.config = load_config(config, environ)
         self.child_env = dict(child_env or {})  # given to every server besides its own env (the proxy marks its children)
-        self.retriever = retriever  # what ranks the deferred tools for search_tools (BM25 by default)
+        self.retriever = checked_spec(retriever)  # what ranks the deferred tools for search_tools (BM25 by default)
         self.log_dir = Path(log_dir) if log_dir is not None else owned_temp_folder(LOG_PREFIX)
         # A folder the hub made is the hub's to remove: on aclose(), or at exit if it never closed, or by the
         # next hub when this process was killed (its name carries the process id).

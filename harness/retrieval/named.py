@@ -10,6 +10,7 @@ public catalog or choose the tools of an agent's turn. The dense ones need the e
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence, Union
 
 from harness.selection.ranking import Ranker
@@ -68,8 +69,8 @@ def retriever_names(dense: bool | None = None) -> list[str]:
     return [*LEXICAL, *(DENSE if dense else ())]
 
 
-def make_retriever(name: str, tools: Sequence[Union[Tool, CatalogTool]], *, encoder: Encoder | None = None) -> Ranker:
-    """The retriever called ``name`` (or one of :data:`ALIASES`), built over ``tools``."""
+def check_name(name: str) -> str:
+    """The registry's key for ``name``; a one-sentence ValueError when there is none, or its embeddings are missing."""
     key = ALIASES.get(name, name)
     if key in DENSE:
         reason = dense_unavailable_reason()
@@ -78,5 +79,20 @@ def make_retriever(name: str, tools: Sequence[Union[Tool, CatalogTool]], *, enco
     elif key not in LEXICAL:
         known = ", ".join([*LEXICAL, *DENSE, *ALIASES])
         raise ValueError(f"No retriever named {name!r}; the names are: {known}.")
+    return key
+
+
+def make_retriever(name: str, tools: Sequence[Union[Tool, CatalogTool]], *, encoder: Encoder | None = None) -> Ranker:
+    """The retriever called ``name`` (or one of :data:`ALIASES`), built over ``tools``."""
+    key = check_name(name)
     records = [t if isinstance(t, CatalogTool) else CatalogTool.from_tool(t) for t in tools]
     return (LEXICAL.get(key) or DENSE[key])(records, encoder or Encoder())
+
+
+def maker(name: str, *, encoder: Encoder | None = None) -> Callable[[Sequence[Union[Tool, CatalogTool]]], Ranker]:
+    """A function that builds the retriever called ``name`` over any tools: what a search or a hub takes.
+
+    The name is checked now (one-sentence ValueError), so a typo fails where it is written, not at the first search.
+    """
+    check_name(name)
+    return functools.partial(make_retriever, name, encoder=encoder)

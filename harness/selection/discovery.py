@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Optional, Sequence
 
 from harness.selection.catalog import ToolCatalog
 from harness.selection.ranking import Ranker, Selector
@@ -25,20 +25,23 @@ from harness.core.safe_text import shown
 from harness.core.text import tokenize
 from harness.core.tools import Tool
 
-#: How a search gets its ranker: a retriever's name (``"bm25-fielded"``, ``"hybrid"`` …, see
-#: :func:`harness.retrieval.named.make_retriever`) or a function that builds one over the tools.
-RankerSpec = Union[str, Callable[[Sequence[Tool]], Ranker], None]
+#: How a search gets its ranker: a function that builds one over the tools (None: Chapter 2's BM25 catalog).
+#: Chapter 6's retrievers by name: :func:`harness.retrieval.named.maker` (``maker("bm25-fielded")``).
+RankerSpec = Optional[Callable[[Sequence[Tool]], Ranker]]
+
+
+def checked_spec(spec: RankerSpec) -> RankerSpec:
+    """``spec`` itself, or a one-sentence TypeError when it is no function (a retriever's name, say)."""
+    if spec is not None and not callable(spec):
+        raise TypeError(f"A search takes a function that builds a ranker, not {spec!r}; for a retriever by name "
+                        f"pass harness.retrieval.named.maker({spec!r}).")
+    return spec
 
 
 def build_ranker(spec: RankerSpec, tools: Sequence[Tool]) -> Ranker:
-    """The ranker ``spec`` names, over ``tools`` (Chapter 2's BM25 catalog when ``spec`` is None)."""
-    if spec is None:
-        return ToolCatalog(tools)
-    if isinstance(spec, str):
-        from harness.retrieval.named import make_retriever  # Chapter 6's retrievers, loaded when named
-
-        return make_retriever(spec, tools)
-    return spec(tools)
+    """The ranker ``spec`` builds over ``tools`` (Chapter 2's BM25 catalog when ``spec`` is None)."""
+    spec = checked_spec(spec)
+    return ToolCatalog(tools) if spec is None else spec(tools)
 
 
 def listing(tools: Sequence[Tool]) -> str:
@@ -117,7 +120,7 @@ class ToolSearch:
     """``search_tools(query, limit)`` over deferred tools; what it finds becomes callable.
 
     ``loaded`` tools are always shown; ``deferred`` ones only once a search found them. They are
-    ranked by ``retriever`` (a name or a maker, see :data:`RankerSpec`; BM25 by default) through a
+    ranked by ``retriever`` (a maker, see :data:`RankerSpec`; BM25 by default) through a
     :class:`~harness.selection.ranking.Selector` with exact names first — BM25 alone can rank a tool below others that merely repeat its words (Codex CLI
     bug #21503: prepend exact matches, drop duplicates, then cut to the limit). A search that finds
     nothing returns the names of what exists (PizzaPi), never silence — or, above
