@@ -61,6 +61,8 @@ import copy
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+from harness.demo.toolset import demo_tools
+
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
 
@@ -301,8 +303,6 @@ def _scratchpad(c: dict, run: _Run) -> tuple[list[str], set[Key]]:
 
 def _named_domains(answer: str, world: "DemoWorld") -> set[str]:
     """The domains an answer offers: named by a tool or a plain word, in a clause that is not a refusal."""
-    from harness.demo import demo_tools
-
     tools = [(t.name.lower(), t.domain) for t in demo_tools(world)]
     named: set[str] = set()
     for clause in re.split(r"[.;!?\n]+|\bbut\b", _norm(answer)):
