@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import harness
-
 #: The folder Python imported ``harness`` from (site-packages, or a checkout on PYTHONPATH): servers
 #: start there, so ``python -m`` finds the same package (a server's environment carries no PYTHONPATH).
-_IMPORT_ROOT = str(Path(harness.__file__).resolve().parent.parent)
+#: Found from this file (harness/mcp/servers/__init__.py), not by importing the package's face.
+_IMPORT_ROOT = str(Path(__file__).resolve().parents[3])
 
 WORKBOOK_SERVERS = ("notes", "tickets", "calendar", "team_chat")
 
