@@ -23,19 +23,31 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from harness.retrieval.numpy_minilm import NumpyMiniLM
+
+class Weights(Protocol):
+    """What the graph reads of a model whose weights were checked (:class:`~harness.retrieval.numpy_minilm.NumpyMiniLM`).
+
+    A protocol rather than an import: ``numpy_minilm`` builds its sessions here, so naming it back would close a loop.
+    """
+
+    eps: float
+    heads: int
+    words: np.ndarray
+    positions: np.ndarray
+    type0: np.ndarray
+    embed_norm: tuple[np.ndarray, np.ndarray]
+    layers: list[Any]
 
 
 def available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
 
 
-def _graph(model: "NumpyMiniLM") -> Any:
+def _graph(model: Weights) -> Any:
     """The ONNX graph of ``model``'s forward pass for one text (ids → unit-length mean-pooled vector)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -90,7 +102,7 @@ def _graph(model: "NumpyMiniLM") -> Any:
 class QuerySession:
     """An ONNX Runtime session on one thread that embeds one tokenised text."""
 
-    def __init__(self, model: "NumpyMiniLM") -> None:
+    def __init__(self, model: Weights) -> None:
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before the runtime starts: see the module's docstring
         import onnxruntime as ort
 
@@ -106,6 +118,6 @@ class QuerySession:
         return self.session.run(None, feed)[0][0]
 
 
-def query_session(model: "NumpyMiniLM") -> QuerySession | None:
+def query_session(model: Weights) -> QuerySession | None:
     """A session for ``model``'s queries, or None when ONNX Runtime is not installed."""
     return QuerySession(model) if available() else None
