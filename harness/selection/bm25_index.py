@@ -1,6 +1,7 @@
 """An inverted-index BM25 that gives exactly rank_bm25's BM25Okapi scores, fast.
 
-Introduced in Chapter 6b (``notebooks/06b_scale_and_speed.ipynb``).
+Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``) as the index under the catalog; Chapter 6b
+(``notebooks/06b_scale_and_speed.ipynb``) reuses it for its lexical retrievers and times it.
 
 rank_bm25 builds a numpy array over *every* document for every query term, in Python, so a
 query costs O(terms × catalog). Here each term keeps a postings list (the documents holding it
