@@ -29,6 +29,8 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
 from harness.core.rates import bootstrap_interval
 from harness.core.tokens import tool_tokens
 from harness.core.tools import Tool
+from harness.core.messages import Transcript
+from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 
 #: What a sweep asks the model: given a request and the tools shown, which tool (and arguments)?
 Pick = tuple[Union[str, None], dict[str, Any]]
@@ -187,8 +189,6 @@ def failure_kinds(trials: Sequence[Trial]) -> dict[int, dict[str, int]]:
 
 def provider_chooser(provider: Any, system: str = "Pick the one tool that serves the request and call it.") -> Chooser:
     """A chooser that asks any provider (offline stand-in or Claude): one request, the tools shown, the first call."""
-    from harness.core.messages import Transcript
-
     async def choose(query: str, shown: Sequence[Tool]) -> Pick:
         transcript = Transcript()
         transcript.add_user(query)
@@ -437,8 +437,6 @@ async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str,
     ``provider.complete`` generates the arguments (llama.cpp constrains them to the chosen tool's
     JSON schema). Returns (what produced it, the trials) for :func:`save_argument_trials`.
     """
-    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
-
     queries = load_demo_queries()
     partnered = {name for pair in CONFUSABLE_PAIRS for name in pair}
     asked = [q.qid for q in queries if q.gold[0] in partnered and getattr(q, "args", None)]
@@ -467,8 +465,6 @@ def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any]
     Each trial gets its request's labelled arguments back from the demo queries (they are not saved
     twice); fields a file does not record keep the Trial's defaults (no arguments given, no margin).
     """
-    from harness.demo import load_demo_queries
-
     text = (Path(path).read_text(encoding="utf-8") if path
             else resources.files("harness").joinpath("data", committed).read_text(encoding="utf-8"))
     data = json.loads(text)

@@ -43,6 +43,7 @@ from harness.core.messages import Transcript
 from harness.core.rates import bootstrap_interval
 from harness.core.tokens import DEFAULT_ENCODING, count_text, definition_json, tool_tokens
 from harness.core.tools import Tool
+from harness.evaluation.scenarios import run_scenarios
 
 
 @dataclass(frozen=True)
@@ -235,8 +236,6 @@ async def run_recorded(provider: Any, make_catalog: Any, scenarios: Sequence[Any
     Each scenario starts on a cold cache (a fresh session): a cache warmed by earlier tasks would
     favour whatever keeps the same prefix across tasks (all tools, in a fixed order).
     """
-    from harness.evaluation.scenarios import run_scenarios
-
     recorder = PromptRecorder(provider)
     out = []
     for s in scenarios:

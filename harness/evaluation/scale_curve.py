@@ -38,6 +38,7 @@ from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, emb
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.records import CatalogTool, Query
+from harness.evaluation.datasets import DATASETS, demo_dataset, load_public
 
 #: Catalog sizes; ``None`` stands for the whole pool (the largest honest size).
 SIZES: tuple[int | None, ...] = (50, 100, 200, 500, 1000, 2797, None)
@@ -198,8 +199,6 @@ def breaks_at(points: Sequence[CurvePoint], queries: str, retriever: str, metric
 
 def public_pool() -> tuple[list[CatalogTool], dict[str, list[Query]]]:
     """Every public catalog present plus the demo world, prefixed, and their labelled queries."""
-    from harness.evaluation.datasets import DATASETS, demo_dataset, load_public
-
     pool, query_sets = [], {}
     tools, queries = demo_dataset()
     tools, query_sets["demo"] = prefixed("demo", tools, queries)

@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterable, Sequence
 from harness.evaluation.cliff import Chooser, Pick, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.core.tools import Tool
+from harness.evaluation.public_catalog import public_distractors
+from harness.evaluation.datasets import dataset_dir, load_tools
 
 SWEEP_NS = (5, 10, 20, 40, 74)  # 74: every demo tool
 SEED = 0
@@ -42,9 +44,6 @@ class SweepResult:
 
 def sweep_pool(max_n: int) -> tuple[list[Tool], str]:
     """The demo tools plus, when the public data is present, real MCP tools as distractors, up to ``max_n``."""
-    from harness.evaluation.public_catalog import public_distractors
-    from harness.evaluation.datasets import dataset_dir, load_tools
-
     tools = demo_tools()
     live = dataset_dir("livemcpbench")
     if max_n <= len(tools):

@@ -37,10 +37,11 @@ from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
 from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.records import CatalogTool, Query
-from harness.evaluation.splits import folds
+from harness.evaluation.splits import folds, development_split
 from harness.retrieval.systems import StackOneRetriever
 from harness.retrieval.task import TaskRetriever
 from harness.retrieval.usage import UsagePriorRetriever
+from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools
 
 #: The most settings any retriever may try.
 BUDGET = 6
@@ -134,9 +135,6 @@ def development_sets(toollens_sample: int = 300, seed: int = 0
                      ) -> dict[str, tuple[list[CatalogTool], list[Query]]]:
     """The development sets present: LiveMCPBench's and the demo world's development quarter (by query
     id) and a seeded sample of ToolLens' (a quarter of its gold sets)."""
-    from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools
-    from harness.evaluation.splits import development_split
-
     tools, queries = demo_dataset()
     sets = {"demo-dev": (tools, development_split(queries, seed=seed).development)}
     folder = dataset_dir("livemcpbench")

@@ -39,6 +39,22 @@ from functools import cache
 from pathlib import Path
 from typing import Callable, Sequence
 
+from harness.evaluation.cliff import curves_by_kind, separated, tokens_per_tool, schema_token_curve
+from harness.demo import CONFUSABLE_PAIRS, load_demo_queries, demo_tools, load_scenarios
+from harness.experiments.real_cliff import load
+from harness.evaluation.datasets import dataset_dir, load_tools
+from harness.core.rates import wilson_interval, bootstrap_interval, paired_difference_interval
+from harness.selection.catalog import ToolCatalog
+from harness.core.tokens import tools_tokens
+from harness.selection.ranking import DEFAULT_K, Selector
+from harness.selection.queries import query_from_transcript
+from harness.evaluation.scenarios import per_step_hits, run_scenarios, summarize
+from harness.selection.discovery import discovery_tool
+from harness.providers.offline import OfflineModel
+from harness.experiments.bench import curve_queries
+from harness.retrieval.dense import dense_unavailable_reason
+from harness.evaluation.scale_curve import public_pool, scale_curve, breaks_at
+
 START = "<!-- verdict:start (written by: python -m harness.experiments.verdict --write README.md) -->"
 END = "<!-- verdict:end -->"
 #: "Rarely": at most this share of steps.
@@ -75,10 +91,6 @@ def _interval(low: float, high: float) -> str:
 
 @cache
 def _real_curves():
-    from harness.evaluation.cliff import curves_by_kind
-    from harness.demo import CONFUSABLE_PAIRS, load_demo_queries
-    from harness.experiments.real_cliff import load
-
     sweep = load()
     return sweep.meta["model"], curves_by_kind(sweep.trials, load_demo_queries(), CONFUSABLE_PAIRS)
 
@@ -88,8 +100,6 @@ CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluati
 
 def cliff_row() -> Row:
     """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N."""
-    from harness.evaluation.cliff import separated
-
     model, curves = _real_curves()
     lit = curves["literal"]
     falls = [(a.n, b.n) for a, b in zip(lit, lit[1:]) if separated(a, b) and b.rate < a.rate]
@@ -127,25 +137,18 @@ def selection_row() -> Row:
 # --- tokens: no model ---------------------------------------------------------------------------------
 
 def _public_tools(name: str):
-    from harness.evaluation.datasets import dataset_dir, load_tools
-
     folder = dataset_dir(name)
     return None if folder is None else load_tools(folder)
 
 
 @cache
 def _real_sizes() -> tuple[int, ...] | None:
-    from harness.evaluation.cliff import tokens_per_tool
-
     records = _public_tools("livemcpbench")
     return None if records is None else tuple(tokens_per_tool([r.definition() for r in records]))
 
 
 def schema_size_row() -> Row:
     """100–500 tokens per schema: the distribution over LiveMCPBench's 527 real MCP tools and the demo world."""
-    from harness.evaluation.cliff import tokens_per_tool
-    from harness.demo import demo_tools
-
     claim, where = "Each tool schema costs 100–500 tokens", "Chapter 1 §1 (`harness.evaluation.cliff.tokens_per_tool`, cl100k)"
     sizes = _real_sizes()
     if sizes is None:
@@ -163,16 +166,11 @@ def schema_size_row() -> Row:
 
 
 def _wilson(hits: int, n: int) -> tuple[float, float]:
-    from harness.core.rates import wilson_interval
-
     return wilson_interval(hits, n)
 
 
 def fifty_tools_row(draws: int = 1000) -> Row:
     """50 tools = 10K–25K tokens: seeded random sets of 50 real MCP tools, and the demo world's 50."""
-    from harness.evaluation.cliff import schema_token_curve
-    from harness.demo import demo_tools
-
     claim, where = "50 tools cost 10K–25K tokens per turn", "Chapter 1 §1 (`harness.evaluation.cliff.schema_token_curve`); here also 1,000 seeded draws"
     sizes = _real_sizes()
     if sizes is None:
@@ -193,13 +191,6 @@ def fifty_tools_row(draws: int = 1000) -> Row:
 
 def cut_row() -> Row:
     """30 → 7 tools ≈ 75 % fewer schema tokens: Chapter 3 §5's measurement on the demo world."""
-    from harness.selection.catalog import ToolCatalog
-    from harness.demo import demo_tools, load_demo_queries
-    from harness.core.rates import bootstrap_interval
-    from harness.core.tokens import tools_tokens
-
-    from harness.selection.ranking import DEFAULT_K
-
     catalog = ToolCatalog(demo_tools())
     queries = load_demo_queries()
     rng = random.Random(0)  # Chapter 3's draws: five sets of 30 random tools per query
@@ -227,13 +218,6 @@ SPLITS = ("dev", "heldout")
 
 def missing_tools_row() -> Row:
     """The model rarely needs a tool that was not selected: per-step recall of the loop's default query."""
-    from harness.selection.catalog import ToolCatalog
-    from harness.demo import demo_tools, load_scenarios
-    from harness.selection.queries import query_from_transcript
-    from harness.selection.ranking import DEFAULT_K
-    from harness.core.rates import bootstrap_interval
-    from harness.evaluation.scenarios import per_step_hits
-
     parts, misses = [], {}
     for split in SPLITS:
         hits = per_step_hits(ToolCatalog(demo_tools()), load_scenarios(split), query_from_transcript, k=DEFAULT_K)
@@ -253,13 +237,6 @@ def missing_tools_row() -> Row:
 
 
 async def _pivot_runs(split: str, pinned: bool):
-    from harness.selection.catalog import ToolCatalog
-    from harness.demo import demo_tools, load_scenarios
-    from harness.selection.discovery import discovery_tool
-    from harness.providers.offline import OfflineModel
-    from harness.selection.ranking import DEFAULT_K, Selector
-    from harness.evaluation.scenarios import run_scenarios, summarize
-
     pivots = [s for s in load_scenarios(split) if s.kind == "pivot"]
     return summarize(await run_scenarios(
         OfflineModel(), lambda: ToolCatalog(demo_tools()), pivots,
@@ -297,10 +274,6 @@ CH6 = "Chapter 6b §3, the scale curve (`harness.evaluation.scale_curve.scale_cu
 @cache
 def _curve():
     """The scale curve on LiveMCPBench's test tasks for BM25 and hybrid: the points, or what is missing."""
-    from harness.experiments.bench import curve_queries
-    from harness.retrieval.dense import dense_unavailable_reason
-    from harness.evaluation.scale_curve import public_pool, scale_curve
-
     pool, query_sets = public_pool()
     if CURVE_QUERIES not in query_sets:
         return None, "the public data (LiveMCPBench, MCP-Zero)"
@@ -316,8 +289,6 @@ def _line(points, retriever: str):
 
 def bm25_breaks_row() -> Row:
     """BM25 breaks at 200+ tools: the first catalog size where its R@10 is measurably below the 50-tool value."""
-    from harness.evaluation.scale_curve import breaks_at
-
     claim = "BM25 breaks at 200+ tools"
     points, missing = _curve()
     if points is None:
@@ -337,9 +308,6 @@ def bm25_breaks_row() -> Row:
 
 def hybrid_row() -> Row:
     """Hybrid fixes it: hybrid against BM25 at the largest catalog (paired), and whether hybrid falls too."""
-    from harness.core.rates import paired_difference_interval
-    from harness.evaluation.scale_curve import breaks_at
-
     claim = "Hybrid search (BM25 + embeddings) fixes it"
     points, missing = _curve()
     if points is None:

@@ -17,6 +17,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.core.tokens import DEFAULT_ENCODING, tool_tokens
 from harness.core.tools import Tool
+from harness.selection.catalog import ToolCatalog
+from harness.selection.ranking import Selector, DEFAULT_K
+from harness.selection.agent import Deferral
+from harness.selection.discovery import ToolSearch
 
 
 @dataclass(frozen=True)
@@ -102,23 +106,15 @@ LoadingStrategy = Mapping[str, Callable[[Any], Any]]
 
 
 def _nothing_per_turn(catalog: Any) -> Any:
-    from harness.selection.catalog import ToolCatalog
-    from harness.selection.ranking import Selector
-
     return Selector.over(ToolCatalog([]))
 
 
 def _every_tool(catalog: Any) -> Any:
-    from harness.selection.agent import Deferral
-
     tools = list(catalog.tools)
     return Deferral(extra_tools=lambda: tools)
 
 
 def _deferred_search(catalog: Any, keep_loaded: bool = True) -> Any:
-    from harness.selection.agent import Deferral
-    from harness.selection.discovery import ToolSearch
-
     search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
     return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn,
                     known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
@@ -128,8 +124,6 @@ def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:
     """Every tool on every turn (in one fixed order); BM25's top ``k`` per turn (the transcript
     query, :data:`harness.selection.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
     with found tools kept loaded for the session."""
-    from harness.selection.ranking import DEFAULT_K, Selector
-
     k = DEFAULT_K if k is None else k
     return {
         "all tools": {"selector": _nothing_per_turn, "deferral": _every_tool},

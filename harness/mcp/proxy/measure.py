@@ -26,6 +26,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from harness.core.tokens import tools_tokens
 from harness.core.tools import Tool
+from harness.mcp.client import MCPHub
+from harness.mcp.proxy.server import best_retriever
 
 #: Requests a user of the landscape's servers might make; each is searched :data:`REPEATS` times.
 QUERIES = (
@@ -141,8 +143,6 @@ async def search_latency(session: ClientSession, queries: Sequence[str] = QUERIE
 
 async def direct_connection(config: Mapping[str, Any]) -> Connection:
     """Every enabled tool of ``config`` as a client connecting to each server directly would be given them."""
-    from harness.mcp.client import MCPHub
-
     began = time.perf_counter()
     async with MCPHub(config) as hub:
         seconds = time.perf_counter() - began
@@ -186,8 +186,6 @@ class ProxyFigures:
 async def measure(config: Mapping[str, Any], *, retriever: str | None = None, catalog: str | Path | None = None,
                   skipped: Sequence[str] = ()) -> ProxyFigures:
     """Connect to ``config`` directly and through ``harness serve``; time searches; with ``catalog`` too."""
-    from harness.mcp.proxy.server import best_retriever
-
     retriever = retriever or best_retriever()
     notes = list(skipped)
     direct = await direct_connection(config)
