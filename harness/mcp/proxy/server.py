@@ -59,7 +59,7 @@ from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.named import ALIASES, DENSE, LEXICAL, make_retriever
+from harness.retrieval.named import check_name, make_retriever
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 
@@ -113,12 +113,7 @@ def proxy_policy(threshold_tokens: int = 0) -> DeferralPolicy:
 
 def check_retriever(name: str) -> None:
     """A one-sentence ValueError when ``name`` is no retriever, or needs the embedding extra that is absent."""
-    key = ALIASES.get(name, name)
-    if key not in LEXICAL and key not in DENSE:
-        raise ValueError(f"No retriever named {name!r}; the names are: {', '.join([*LEXICAL, *DENSE, *ALIASES])}.")
-    reason = dense_unavailable_reason() if key in DENSE else None
-    if reason:
-        raise ValueError(f"The {name!r} retriever needs embeddings: {reason}")
+    check_name(name)
 
 
 def poisoning_warning(flags: Sequence[str]) -> str:
