@@ -39,6 +39,8 @@ import statistics
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -217,9 +219,9 @@ def ask(provider: Any, config: Config, case: Case, tools: Sequence[Tool], system
                    margin, choice.rival if choice else None, call_margin, step.start, step.prompt_tokens, seconds)
 
 
-def read_rows(path: str | Path) -> list[StepRow]:
+def read_rows(path: str | Path | Traversable) -> list[StepRow]:
     """The rows saved so far (none when the file is absent); a last line cut off mid-write is dropped."""
-    path = Path(path)
+    path = Path(path) if isinstance(path, str) else path
     if not path.is_file():
         return []
     rows = []
@@ -373,7 +375,7 @@ def report(rows: Sequence[StepRow]) -> str:
 
 def load(path: str | Path | None = None) -> list[StepRow]:
     """The committed rows (``harness/data/real_model_steps.jsonl`` by default)."""
-    return read_rows(path or Path(__file__).parent / "data" / RESULTS_FILE)
+    return read_rows(path or resources.files("harness.data").joinpath(RESULTS_FILE))
 
 
 class StandInSteps:
