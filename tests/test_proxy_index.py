@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import run
-from harness.mcp.proxy.server import server as proxy_module
+from harness.mcp.proxy import server as proxy_module
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import ToolProxy, proxy_policy
 from harness.mcp.proxy.measure import search_latency
