@@ -59,7 +59,7 @@ from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.named import check_name, make_retriever
+from harness.retrieval.named import ALIASES, DENSE, check_name, make_retriever
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 
