@@ -264,6 +264,7 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
     from harness.evaluation.datasets import demo_dataset
     from harness.retrieval.hybrid import HybridRetriever
     from harness.retrieval.records import CatalogTool
+    from harness.selection.ranking import DEFAULT_K
 
     tools, _ = demo_dataset()
     hybrid = HybridRetriever(tools)
@@ -273,7 +274,7 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
     assert HybridRetriever(odd).rank("read a file", 1) == ["a/read"]  # lone surrogates in a tools file, escaped in JSON
     out = subprocess.run([sys.executable, "-m", "harness", "search", b"read a caf\xe9 file", "--retriever", "hybrid"],
                          capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.returncode == 0 and out.stdout.count(b"\n") == 7, out.stderr[-300:]
+    assert out.returncode == 0 and out.stdout.count(b"\n") == DEFAULT_K, out.stderr[-300:]  # one line per tool
 
 
 # --- one sentence, not a traceback: the embedding cache ------------------------------------------
