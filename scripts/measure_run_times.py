@@ -72,7 +72,8 @@ def record(name: str, cpu: float, wall: float, note: str) -> None:
     """Merge one measurement into the committed file at once, so an interrupted run keeps what it measured."""
     known = json.loads((ROOT / RUN_TIMES).read_text(encoding="utf-8")) if (ROOT / RUN_TIMES).exists() else {}
     for key, value in (("seconds", cpu), ("wall_seconds", wall)):
-        known[key] = dict(sorted({**known.get(key, {}), name: round(value, 1)}.items()))
+        kept = {n: s for n, s in known.get(key, {}).items() if (ROOT / n).is_file()}  # notebooks since removed go
+        known[key] = dict(sorted({**kept, name: round(value, 1)}.items()))
     if note:
         known["note"] = note
     (ROOT / RUN_TIMES).write_text(json.dumps(known, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
