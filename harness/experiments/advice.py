@@ -42,7 +42,7 @@ def difference(a: Sequence[float], b: Sequence[float]) -> str:
 
 def _real_model_steps() -> dict[str, str]:
     """Tools per turn, on the real small model: 10 shown against all 74, development steps (paired by step)."""
-    from harness.experiments import real_steps
+    from harness.experiments import real_rules, real_steps
 
     rows = real_steps.load()
     shown = {c: real_steps.summarize(rows, c, "dev") for c in ("k=10", "all 74")}  # as the chapters' tables print them
@@ -51,7 +51,13 @@ def _real_model_steps() -> dict[str, str]:
     both = sorted(set(by_step["k=10"]) & set(by_step["all 74"]))
     right = {c: [float(by_step[c][s].verdict == "right") for s in both] for c in shown}
     tokens = {c: round(statistics.fmean(by_step[c][s].prompt_tokens for s in both)) for c in shown}
+    query = real_rules.difference(rows, "latest message, k=10", "k=10")  # the committed query rule's comparison
+    latest = real_rules.estimate(rows, "latest message, k=10")
+    transcript = real_rules.estimate(rows, "k=10")
     return {"real steps": f"{len(both)}",
+            "real latest message": f"{latest.rate:.2f} [{latest.low:.2f}, {latest.high:.2f}]",
+            "real transcript": f"{transcript.rate:.2f} [{transcript.low:.2f}, {transcript.high:.2f}]",
+            "real latest - transcript": f"{query.value:+.2f} [{query.low:+.2f}, {query.high:+.2f}]",
             **{f"real {c}": f"{s.right:.2f} [{s.low:.2f}, {s.high:.2f}]" for c, s in shown.items()},
             "real k=10 - all 74": difference(right["k=10"], right["all 74"]),
             "prompt tokens k=10": f"{tokens['k=10']:,}", "prompt tokens all 74": f"{tokens['all 74']:,}"}
