@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
-import numpy as np
 
 from harness.selection.ranking import exact_first, top_ids
 from harness.retrieval.dense import DenseRetriever, query_model

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.selection.agent import Deferral, RunResult, arun, as_selector
 from harness.selection.catalog import ToolCatalog
-from harness.demo import DemoWorld, load_scenarios, world_of, world_state
+from harness.demo import DemoWorld, world_of, world_state
 from harness.demo.effects import Served, State, failed_checks
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import QueryFn

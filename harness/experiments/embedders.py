@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -35,11 +34,10 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
-from harness.evaluation.metrics import evaluate
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.datasets import dataset_dir, load_queries, load_tools, step_queries
 from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, embed_tools, query_model

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from harness.evaluation.cliff import Chooser, Pick, Trial, fixed_list_sweep, read_trials, write_trials
+from harness.evaluation.cliff import Chooser, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.core.tools import Tool
 from harness.evaluation.public_catalog import public_distractors
