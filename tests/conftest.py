@@ -68,9 +68,11 @@ def pytest_sessionfinish(session, exitstatus):
     from harness.demo.world import remove_stale_worlds
     from harness.mcp.client import LOG_PREFIX
     from harness.core.temp_folders import remove_stale_folders
+    from harness.__main__ import SERVE_PREFIX
 
     remove_stale_worlds()
     remove_stale_folders(LOG_PREFIX)
+    remove_stale_folders(SERVE_PREFIX)
 
 
 @pytest.fixture

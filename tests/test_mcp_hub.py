@@ -12,7 +12,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 from conftest import run
 from harness.selection.agent import Deferral, arun
 from harness.selection.catalog import ToolCatalog
-from harness.mcp.client import SERVER_ID_VARIABLE, MCPHub
+from harness.mcp.client import SERVER_ID_VARIABLE, MCPHub, temp_folder_env
 from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.names import NameTable
 from harness.mcp.servers import server_entry
@@ -153,7 +153,8 @@ def test_colliding_names_route_back_and_each_server_sees_only_its_own_env(tmp_pa
     assert "SERVER_UNDERSCORE" in underscore and not {"SERVER_DASH", "SHARED"} & underscore
     # LC_CTYPE is set by the child Python itself (PEP 538 locale coercion), not inherited.
     # HARNESS_MCP_SERVER_ID is a random id the hub finds a server's helper processes by at the end.
-    allowed = set(DEFAULT_INHERITED_ENV_VARS) | {"SERVER_DASH", "SHARED", "LC_CTYPE", SERVER_ID_VARIABLE}
+    # TMPDIR, when set, says where the user wants temp files (temp_folder_env).
+    allowed = set(DEFAULT_INHERITED_ENV_VARS) | {"SERVER_DASH", "SHARED", "LC_CTYPE", SERVER_ID_VARIABLE, *temp_folder_env()}
     assert dash <= allowed and "HARNESS_TEST_SECRET" not in dash | underscore
 
     assert hub.tools["mcp__poison__add_numbers"].description == POISONED_DESCRIPTION  # kept exactly as given

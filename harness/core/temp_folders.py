@@ -1,7 +1,7 @@
 """Temp folders named after the process that owns them, so what a killed owner left is removed by the next.
 
-Introduced in Chapter 1 with the demo world's sandbox; Chapter 5's MCP hub keeps its servers' logs
-the same way.
+Introduced in Chapter 1 with the demo world's sandbox; Chapter 5's MCP hub keeps its servers' logs,
+and Chapter 7's ``harness serve`` its scratch folder, the same way.
 
 An owner removes its folder when it closes, is collected or exits normally, but a process killed
 with SIGKILL (a notebook kernel stopped by nbval, a proxy its client gave up on) runs no clean-up.
@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 _swept: set[str] = set()  # prefixes this process has swept already
 
@@ -51,3 +53,13 @@ def owned_temp_folder(prefix: str) -> Path:
         _swept.add(prefix)
         remove_stale_folders(prefix)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")).resolve()
+
+
+@contextmanager
+def owned_temp_dir(prefix: str) -> Iterator[Path]:
+    """:func:`owned_temp_folder` for a ``with`` block: removed at its end, or by the next owner if this one is killed."""
+    folder = owned_temp_folder(prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

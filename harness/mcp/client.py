@@ -94,6 +94,12 @@ class ServerStatus:
     notes: list[str] = field(default_factory=list)
 
 
+
+def temp_folder_env() -> dict[str, str]:
+    """Where the user put temp files (``TMPDIR``), for each server: the SDK passes only a safe few variables, and a
+    server would otherwise write its scratch to the system's temp folder behind the user's back."""
+    return {k: os.environ[k] for k in ("TMPDIR",) if k in os.environ}
+
 def _leaf(exc: BaseException) -> BaseException:
     """The first real exception inside (nested) exception groups from anyio task groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -332,7 +338,7 @@ class ServerConnection:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
         name, value = self.marker.split("=", 1)
-        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**cfg.env, **self.child_env, name: value},
+        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
                                        cwd=cfg.cwd, encoding_error_handler="replace")
         try:
             with open(self.status.log_path, "w", encoding="utf-8") as errlog:

@@ -13,7 +13,8 @@ whose message reaches the model; anything else the SDK reports as a crash, witho
 from __future__ import annotations
 
 import functools
-import tempfile
+import os
+import signal
 from typing import Any, Callable, Sequence
 
 from mcp.server.mcpserver import MCPServer
@@ -61,6 +62,13 @@ def run_demo_server(name: str, make_tools: Callable[[Any], list[Tool]], instruct
     """Run one domain of a fresh demo world (seeded, in a temp folder) as an MCP server over stdio."""
     from harness.demo.world import DemoWorld  # the world imports the whole demo; only servers need it
 
-    with tempfile.TemporaryDirectory(prefix=f"mcp-{name}-") as root:
-        world = DemoWorld(f"{root}/world")
+    # a temp sandbox named after this process: one killed with SIGKILL leaves a folder the next server removes
+    with DemoWorld() as world:
+        def ended(signum: int, frame: object) -> None:
+            """A client (or the proxy) ends its servers with SIGTERM: remove the sandbox, then end by the signal."""
+            world.close()
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        signal.signal(signal.SIGTERM, ended)
         serve_tools(name, make_tools(world), instructions=instructions).run()
