@@ -4,20 +4,24 @@ The README's "Verdict" section (between :data:`START` and :data:`END`) is writte
 ``python -m harness.experiments.verdict --write README.md`` and nowhere else; ``tests/test_verdict.py`` builds
 the table again and fails when the README says something else, so it cannot drift from the code.
 
-Every row is computed by the package functions the chapters call — Chapter 1's
-:func:`~harness.evaluation.cliff.curves_by_kind` over the committed real-model sweep
-(``harness/data/real_model_sweep.json``), Chapter 3's :func:`~harness.evaluation.scenarios.per_step_hits`,
-Chapter 4's :func:`~harness.selection.discovery.discovery_tool` inside :func:`~harness.evaluation.scenarios.run_scenarios`,
-Chapter 6's :func:`~harness.evaluation.scale_curve.scale_curve` — and each says which model measured what:
-the real small model (Qwen2.5-Coder-0.5B, from its committed sweep), the offline stand-in (a
-property of the stand-in, labelled so), or no model at all (tokens, retrieval). Rates carry 95 %
-intervals (:mod:`harness.core.rates`); a difference is called only where its interval allows.
+Every row is computed by the package functions the chapter it cites calls, with that chapter's arguments,
+so it prints the numbers the chapter prints — Chapter 1's :func:`~harness.evaluation.cliff.curves_by_kind`
+over the committed real-model sweep and its token counts, Chapter 3's
+:func:`~harness.evaluation.scenarios.per_step_hits` and its ``k`` sweep, Chapter 4's runs with
+:func:`~harness.selection.discovery.discovery_tool` pinned and its per-step rule
+(:func:`~harness.experiments.real_rules.discovery_rule`), Chapter 6b's
+:func:`~harness.evaluation.scale_curve.scale_curve` with its two draws. ``tests/test_verdict.py`` also finds
+each number of a row in the committed outputs of the chapter it cites; a number no chapter prints is not
+in a row (the one row no chapter computes says so). Each row names the model behind its numbers
+(:data:`MODELS`): the real small model, the offline stand-in (a property of the stand-in), or no model
+at all (retrieval, or a count). Rates carry 95 % intervals (:mod:`harness.core.rates`) where the chapter
+prints them; a difference is called only where its interval allows.
 
 Rows that need the public data (``HARNESS_DATA``) or the embedding extra cannot be computed on a
 machine without them: :func:`rows` marks them (``Row.needs``), ``--write`` keeps the README's
 text for them, and the test compares them only where they can be computed. Nothing is cached:
-every number is measured afresh each time (the dense retriever's embeddings are looked up by the
-hash of each tool's definition, which cannot go stale).
+every number is measured afresh each time, in about 15 s of CPU (the dense retriever's embeddings are
+looked up by the hash of each tool's definition, which cannot go stale).
 
 Thresholds the claims leave vague are fixed here, before measuring: "rarely" means at most
 :data:`RARELY` of the steps; a cut "about 75 %" means within :data:`ABOUT`; a fall is "measurable"
@@ -27,9 +31,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import asyncio
 import inspect
 import io
-import random
 import re
 import statistics
 import sys
@@ -41,17 +45,18 @@ from typing import Callable, Sequence
 
 from harness.evaluation.cliff import curves_by_kind, separated, tokens_per_tool, schema_token_curve
 from harness.demo import CONFUSABLE_PAIRS, load_demo_queries, demo_tools, load_scenarios
+from harness.experiments import real_steps
 from harness.experiments.real_cliff import load
+from harness.experiments.real_rules import discovery_rule
 from harness.evaluation.datasets import dataset_dir, load_tools
-from harness.core.rates import wilson_interval, bootstrap_interval, paired_difference_interval
+from harness.evaluation.splits import development_split
+from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.selection.catalog import ToolCatalog
-from harness.core.tokens import tools_tokens
 from harness.selection.ranking import DEFAULT_K, Selector
-from harness.selection.queries import query_from_transcript
-from harness.evaluation.scenarios import per_step_hits, run_scenarios, summarize
+from harness.selection.queries import DEFAULT_QUERY, QUERY_STRATEGIES
+from harness.evaluation.scenarios import per_step_hits, run_scenarios, success_rate, summarize
 from harness.selection.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
-from harness.experiments.bench import curve_queries
 from harness.retrieval.dense import dense_unavailable_reason
 from harness.evaluation.scale_curve import public_pool, scale_curve, breaks_at
 
@@ -61,30 +66,43 @@ END = "<!-- verdict:end -->"
 RARELY = 0.10
 #: "About 75 %": the measured cut lies within this of it.
 ABOUT = 0.10
-STANDIN = "offline stand-in (a property of the stand-in, not of an LLM)"
-HEADER = ("claim", "measured (95 % intervals)", "computed by", "verdict")
+#: The models a row's numbers can come from, as the table's "model" column names them.
+REAL = "real model (Qwen2.5-Coder-0.5B, llama.cpp)"
+STANDIN = "offline stand-in"
+RETRIEVAL = "no model (retrieval only)"
+COUNTED = "no model (counted)"
+MODELS = (REAL, STANDIN, RETRIEVAL, COUNTED)
+#: What the "computed by" cell of a row says when no chapter prints its numbers.
+NO_CHAPTER = "no chapter prints these numbers"
+HEADER = ("claim", "model", "measured (95 % intervals)", "computed by", "verdict")
 
 
 @dataclass(frozen=True)
 class Row:
-    """One claim: what was measured, where the workbook computes it, and the verdict."""
+    """One claim: the models behind it, what was measured, where the workbook computes it, and the verdict."""
 
     claim: str
+    models: tuple[str, ...]
     measured: str
     where: str
     verdict: str
     needs: str | None = None  # what is missing on this machine (then ``measured``/``verdict`` say so)
 
-    def cells(self) -> tuple[str, str, str, str]:
-        return (self.claim, self.measured, self.where, self.verdict)
+    def cells(self) -> tuple[str, str, str, str, str]:
+        return (self.claim, "; ".join(self.models), self.measured, self.where, self.verdict)
 
 
-def _absent(claim: str, where: str, needs: str) -> Row:
-    return Row(claim, f"not measured here: needs {needs}", where, "—", needs)
+def _absent(claim: str, models: tuple[str, ...], where: str, needs: str) -> Row:
+    return Row(claim, models, f"not measured here: needs {needs}", where, "—", needs)
 
 
 def _interval(low: float, high: float) -> str:
     return f"[{low:.2f}, {high:.2f}]"
+
+
+def _gap(value: float, low: float, high: float) -> str:
+    """A paired difference as the chapters print it: ``+0.02 [-0.05, +0.09]``."""
+    return f"{value:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
 # --- Chapter 1: the real model's committed sweep --------------------------------------------------------
@@ -92,7 +110,9 @@ def _interval(low: float, high: float) -> str:
 @cache
 def _real_curves():
     sweep = load()
-    return sweep.meta["model"], curves_by_kind(sweep.trials, load_demo_queries(), CONFUSABLE_PAIRS)
+    if not sweep.meta["model"].startswith("Qwen2.5-Coder-0.5B"):
+        raise ValueError(f"The committed sweep is {sweep.meta['model']!r}, not the model the table names: {REAL}.")
+    return curves_by_kind(sweep.trials, load_demo_queries(), CONFUSABLE_PAIRS)
 
 
 CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluation.cliff.curves_by_kind`)"
@@ -100,23 +120,22 @@ CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluati
 
 def cliff_row() -> Row:
     """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N."""
-    model, curves = _real_curves()
-    lit = curves["literal"]
+    lit = _real_curves()["literal"]
     falls = [(a.n, b.n) for a, b in zip(lit, lit[1:]) if separated(a, b) and b.rate < a.rate]
-    measured = (f"{model} (real, committed sweep), literal requests: "
-                + "; ".join(f"N={p.n} {p.rate:.2f} {_interval(p.low, p.high)}" for p in lit)
+    measured = ("literal requests: " + "; ".join(f"N={p.n} {p.rate:.2f} {_interval(p.low, p.high)}" for p in lit)
                 + f"; neighbouring N whose intervals separate: {', '.join(f'{a}→{b}' for a, b in falls) or 'none'}")
     if falls:
         verdict = f"holds for this model: a measurable fall between N={falls[0][0]} and N={falls[0][1]}"
     else:
-        verdict = (f"refuted for this model up to N={lit[-1].n}: a slide of {lit[0].rate - lit[-1].rate:.2f}, no cliff; "
-                   f"beyond N={lit[-1].n} not measured (the stand-in's cliff sits at its reading budget, a parameter)")
-    return Row("10 tools fine, 20 degrade, 30–50 fall off a cliff", measured, CH1, verdict)
+        verdict = (f"refuted for this model from N={lit[0].n} to N={lit[-1].n}: no cliff; beyond N={lit[-1].n}, and so at "
+                   "the schema tokens the claim speaks of, not measured (the stand-in's cliff sits at its reading "
+                   "budget, a parameter)")
+    return Row("10 tools fine, 20 degrade, 30–50 fall off a cliff", (REAL,), measured, CH1, verdict)
 
 
 def selection_row() -> Row:
     """Selection is mostly right: the real model's accuracy by kind of request, at the smallest and largest N."""
-    model, curves = _real_curves()
+    curves = _real_curves()
     parts = []
     for kind in ("literal", "paraphrase", "all"):
         first, last = curves[kind][0], curves[kind][-1]
@@ -131,10 +150,13 @@ def selection_row() -> Row:
         verdict = "holds for literal requests and paraphrases"
     else:
         verdict = "refuted: literal requests are not mostly right"
-    return Row("Tool selection is mostly right", f"{model} (real, committed sweep): " + "; ".join(parts), CH1, verdict)
+    return Row("Tool selection is mostly right", (REAL,), "; ".join(parts), CH1, verdict)
 
 
-# --- tokens: no model ---------------------------------------------------------------------------------
+# --- Chapter 1: tokens, no model ------------------------------------------------------------------------
+
+CH1_TOKENS = "Chapter 1 §1 (`harness.evaluation.cliff.tokens_per_tool`, `schema_token_curve`; cl100k)"
+
 
 def _public_tools(name: str):
     folder = dataset_dir(name)
@@ -147,147 +169,176 @@ def _real_sizes() -> tuple[int, ...] | None:
     return None if records is None else tuple(tokens_per_tool([r.definition() for r in records]))
 
 
+def _in_range(sizes: Sequence[int]) -> float:
+    return sum(100 <= s <= 500 for s in sizes) / len(sizes)
+
+
 def schema_size_row() -> Row:
     """100–500 tokens per schema: the distribution over LiveMCPBench's 527 real MCP tools and the demo world."""
-    claim, where = "Each tool schema costs 100–500 tokens", "Chapter 1 §1 (`harness.evaluation.cliff.tokens_per_tool`, cl100k)"
+    claim = "Each tool schema costs 100–500 tokens"
     sizes = _real_sizes()
     if sizes is None:
-        return _absent(claim, where, "the public data (LiveMCPBench)")
+        return _absent(claim, (COUNTED,), CH1_TOKENS, "the public data (LiveMCPBench)")
     demo = tokens_per_tool(demo_tools())
-    inside = sum(100 <= s <= 500 for s in sizes)
-    low, high = _wilson(inside, len(sizes))
-    below, above = sum(s < 100 for s in sizes) / len(sizes), sum(s > 500 for s in sizes) / len(sizes)
-    measured = (f"{len(sizes)} real MCP tools (LiveMCPBench): median {statistics.median(sizes):.0f}, "
-                f"{inside / len(sizes):.2f} {_interval(low, high)} in 100–500 ({below:.2f} below, {above:.2f} above, "
-                f"max {max(sizes):,}); the {len(demo)} demo tools: median {statistics.median(demo):.0f}")
-    verdict = (f"depends on the server: {'about half' if 0.35 <= inside / len(sizes) <= 0.65 else f'{inside / len(sizes):.0%}'} "
-               "of real definitions fall in the range; terse ones cost less, a long tail far more")
-    return Row(claim, measured, where, verdict)
+    deciles, inside = statistics.quantiles(sizes, n=10), _in_range(sizes)
+    measured = (f"{len(sizes)} real MCP tools (LiveMCPBench): median {statistics.median(sizes):,.0f}, "
+                f"p10 {deciles[0]:,.0f}, p90 {deciles[-1]:,.0f}, max {max(sizes):,}, {inside:.0%} in 100–500; "
+                f"the {len(demo)} demo tools: median {statistics.median(demo):,.0f}, {_in_range(demo):.0%} in 100–500")
+    verdict = (f"depends on the server: {'about half' if 0.35 <= inside <= 0.65 else f'{inside:.0%}'} of real "
+               f"definitions fall in the range; a tenth cost {deciles[0]:,.0f} tokens or fewer, the longest {max(sizes):,}")
+    return Row(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
 
 
-def _wilson(hits: int, n: int) -> tuple[float, float]:
-    return wilson_interval(hits, n)
-
-
-def fifty_tools_row(draws: int = 1000) -> Row:
-    """50 tools = 10K–25K tokens: seeded random sets of 50 real MCP tools, and the demo world's 50."""
-    claim, where = "50 tools cost 10K–25K tokens per turn", "Chapter 1 §1 (`harness.evaluation.cliff.schema_token_curve`); here also 1,000 seeded draws"
+def fifty_tools_row() -> Row:
+    """50 tools = 10K–25K tokens: the 50 median-sized and the 50 largest real MCP tools, and the demo world's 50."""
+    claim = "50 tools cost 10K–25K tokens per turn"
     sizes = _real_sizes()
     if sizes is None:
-        return _absent(claim, where, "the public data (LiveMCPBench)")
-    rng = random.Random(0)
-    sums = sorted(sum(rng.sample(sizes, 50)) for _ in range(draws))
-    lo, hi = sums[int(0.025 * draws)], sums[int(0.975 * draws) - 1]
-    inside = sum(10_000 <= s <= 25_000 for s in sums) / draws
+        return _absent(claim, (COUNTED,), CH1_TOKENS, "the public data (LiveMCPBench)")
+    ordered, middle = sorted(sizes), len(sizes) // 2
+    median50, largest50 = sum(ordered[middle - 25: middle + 25]), sum(ordered[-50:])  # as Chapter 1 prints them
     demo50 = next(p.tokens for p in schema_token_curve(demo_tools(), [50]))
-    middle = len(sizes) // 2
-    median50 = sum(sorted(sizes)[middle - 25: middle + 25])  # as Chapter 1 prints it
-    measured = (f"50 random real MCP tools (LiveMCPBench, {draws:,} draws): median {statistics.median(sums):,.0f} tokens, "
-                f"95 % of draws {lo:,}–{hi:,}; {inside:.0%} of draws in 10K–25K; the 50 median-sized (Chapter 1) {median50:,} — "
-                f"a random 50 costs more because a few long schemas weigh in; the 50 largest {sum(sorted(sizes)[-50:]):,}; "
+    measured = (f"50 median-sized real MCP tools (LiveMCPBench) {median50:,} tokens; the 50 largest {largest50:,}; "
                 f"50 demo tools {demo50:,}")
-    verdict = ("holds" if inside >= 0.5 else
-               f"refuted for a typical mix: 50 real tools cost about {statistics.median(sums) / 1000:.0f}K; "
-               "only schema-heavy servers reach the range")
-    return Row(claim, measured, where, verdict)
 
+    def side(tokens: int) -> str:
+        return "below it" if tokens < 10_000 else "above it" if tokens > 25_000 else "inside it"
 
-def cut_row() -> Row:
-    """30 → 7 tools ≈ 75 % fewer schema tokens: Chapter 3 §5's measurement on the demo world."""
-    catalog = ToolCatalog(demo_tools())
-    queries = load_demo_queries()
-    rng = random.Random(0)  # Chapter 3's draws: five sets of 30 random tools per query
-    thirty = [statistics.fmean(tools_tokens(rng.sample(catalog.tools, 30)) for _ in range(5)) for _ in queries]
-    cuts = {}
-    for k in dict.fromkeys((7, DEFAULT_K)):
-        selected = [tools_tokens(catalog.select(q.query, k)) for q in queries]
-        cuts[k] = (1 - statistics.fmean(selected) / statistics.fmean(thirty),
-                   bootstrap_interval([1 - s / t for s, t in zip(selected, thirty)]), statistics.fmean(selected))
-    measured = (f"demo world, {len(queries)} labelled queries, 30 random tools {statistics.fmean(thirty):,.0f} tokens; "
-                + "; ".join(f"{k} BM25-selected tools {tokens:,.0f}: cut {cut:.0%} (per-query mean {_interval(*ci)})"
-                            + (" — the workbook's DEFAULT_K" if k == DEFAULT_K else "")
-                            for k, (cut, ci, tokens) in cuts.items()))
-    cut = cuts[7][0]
-    verdict = (f"holds: {cut:.0%}" if abs(cut - 0.75) <= ABOUT else
-               f"refuted: {cut:.0%}, {'more' if cut > 0.75 else 'less'} than claimed")
-    return Row("Going from 30 to 7 tools cuts schema tokens by about 75 %", measured,
-               "Chapter 3 §5 (`ToolCatalog.select`, `harness.core.tokens.tools_tokens`; Chapter 3 uses DEFAULT_K)", verdict)
+    verdict = ("holds" if side(median50) == "inside it" else
+               f"refuted for a typical mix: 50 median-sized real tools cost {median50:,}, {side(median50)}; "
+               f"the 50 largest cost {largest50:,}, {side(largest50)}")
+    return Row(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
 
 
 # --- Chapters 3 and 4: the per-turn loop on the demo scenarios ------------------------------------------
 
 SPLITS = ("dev", "heldout")
+#: Chapter 3 §3's groups of scenarios (the openers, which need no tool, are left out).
+GROUPS = {"single-request tasks": ("task",), "several user turns": ("conversation", "pivot")}
+
+
+def _query_name() -> str:
+    return next(name for name, fn in QUERY_STRATEGIES.items() if fn is DEFAULT_QUERY)
+
+
+def _fresh() -> ToolCatalog:
+    return ToolCatalog(demo_tools())
+
+
+async def _k_sweep(ks: Sequence[int]):
+    """Chapter 3 §5's runs: the stand-in on the development scenarios, ``k`` tools a turn."""
+    return {k: summarize(await run_scenarios(OfflineModel(), _fresh, load_scenarios("dev"),
+                                             selector=lambda c, k=k: Selector.over(c, k=k)))
+            for k in ks}
+
+
+def cut_row() -> Row:
+    """30 → 7 tools ≈ 75 % fewer schema tokens: Chapter 3 §5's schema tokens per run at k = 7, DEFAULT_K and 30."""
+    runs = asyncio.run(_k_sweep(list(dict.fromkeys((7, DEFAULT_K, 30)))))
+    measured = (f"the stand-in's runs of the {runs[7].n} development scenarios, schema tokens per run (every turn's tools): "
+                + "; ".join(f"k={k} {s.schema_tokens:,.0f} ({s.turns:.1f} turns)"
+                            + (" — the workbook's DEFAULT_K" if k == DEFAULT_K else "") for k, s in runs.items()))
+    cut = 1 - runs[7].schema_tokens / runs[30].schema_tokens
+    fewer = f"{runs[7].schema_tokens:,.0f} against {runs[30].schema_tokens:,.0f} per run"
+    verdict = (f"holds: 7 tools a turn send about three quarters fewer schema tokens than 30 ({fewer})"
+               if abs(cut - 0.75) <= ABOUT else
+               f"refuted: 7 tools a turn send {'more' if cut > 0.75 else 'less'} than three quarters fewer ({fewer})")
+    return Row("Going from 30 to 7 tools cuts schema tokens by about 75 %", (STANDIN,), measured,
+               "Chapter 3 §5 (`run_scenarios` with `Selector.over(c, k=k)`, `summarize`)", verdict)
 
 
 def missing_tools_row() -> Row:
-    """The model rarely needs a tool that was not selected: per-step recall of the loop's default query."""
-    parts, misses = [], {}
+    """The model rarely needs a tool that was not selected: per-step recall of the default query, by kind of scenario."""
+    parts, shown = [], {}
     for split in SPLITS:
-        hits = per_step_hits(ToolCatalog(demo_tools()), load_scenarios(split), query_from_transcript, k=DEFAULT_K)
-        missed = [not h for h in hits]
-        low, high = bootstrap_interval(missed)
-        misses[split] = (statistics.fmean(missed), low, high)
-        parts.append(f"{split} scenarios: the needed tool is missing from the {DEFAULT_K} shown at "
-                     f"{statistics.fmean(missed):.2f} {_interval(low, high)} of {len(hits)} steps")
-    if all(low > RARELY for _, low, _ in misses.values()):
-        verdict = f"refuted: the needed tool is missing at more than {RARELY:.0%} of steps on both sets"
-    elif all(high <= RARELY for _, _, high in misses.values()):
-        verdict = "holds"
-    else:
-        verdict = f"depends on the conversation: the sets disagree about {RARELY:.0%}"
-    return Row("The model rarely hits missing tools", "no model (retrieval alone): " + "; ".join(parts),
-               f"Chapter 3 §3 (`harness.evaluation.scenarios.per_step_hits`, transcript query, k = DEFAULT_K = {DEFAULT_K})", verdict)
+        scenarios = load_scenarios(split)
+        for group, kinds in GROUPS.items():
+            hits = [float(h) for h in per_step_hits(_fresh(), [s for s in scenarios if s.kind in kinds], DEFAULT_QUERY, DEFAULT_K)]
+            low, high = bootstrap_interval(hits)
+            shown.setdefault(group, []).append((low, high))
+            parts.append(f"{split} {group} {statistics.fmean(hits):.2f} {_interval(low, high)} of {len(hits)} steps")
+    measured = f"{_query_name()} query (the default), needed tool among the {DEFAULT_K} shown: " + "; ".join(parts)
+    found = []
+    for group, intervals in shown.items():
+        if all(high < 1 - RARELY for _, high in intervals):
+            found.append(f"refuted for {group}: the tool is shown on at most {max(h for _, h in intervals):.2f} of steps")
+        elif all(low >= 1 - RARELY for low, _ in intervals):
+            found.append(f"holds for {group}")
+        else:
+            found.append(f"not decided for {group}: the intervals straddle {RARELY:.0%} missing")
+    return Row("The model rarely hits missing tools", (RETRIEVAL,), measured,
+               f"Chapter 3 §3 (`harness.evaluation.scenarios.per_step_hits`, k = DEFAULT_K = {DEFAULT_K})", "; ".join(found))
 
 
-async def _pivot_runs(split: str, pinned: bool):
-    pivots = [s for s in load_scenarios(split) if s.kind == "pivot"]
-    return summarize(await run_scenarios(
-        OfflineModel(), lambda: ToolCatalog(demo_tools()), pivots,
-        selector=lambda c: Selector.over(c, k=DEFAULT_K, pinned=[discovery_tool(c)] if pinned else [])))
+async def _discovery_runs(split: str):
+    """Chapter 4 §3's runs: the default query, with and without the discovery tool pinned (DEFAULT_K tools a turn)."""
+    def pinned(c: ToolCatalog) -> Selector:
+        return Selector.over(c, pinned=[discovery_tool(c)])
+
+    scenarios = load_scenarios(split)
+    return [await run_scenarios(OfflineModel(), _fresh, scenarios, selector=selector, query_fn=DEFAULT_QUERY)
+            for selector in (Selector.over, pinned)]
 
 
 def pivots_row() -> Row:
-    """The discovery tool recovers pivots: pivot scenarios with and without it pinned, judged on effects."""
-    import asyncio
-
-    parts, called, gains, n = [], [], [], 0
+    """The discovery tool recovers pivots: whole runs with and without it (stand-in), and the per-step rule (both models)."""
+    parts, separated_on, pivots = [], [], 0
     for split in SPLITS:
-        without, with_tool = (asyncio.run(_pivot_runs(split, pinned)) for pinned in (False, True))
-        parts.append(f"{split} ({with_tool.n} pivots): {without.success:.2f} {_interval(without.low, without.high)} without → "
-                     f"{with_tool.success:.2f} {_interval(with_tool.low, with_tool.high)} pinned "
-                     f"(right tools in order {without.tools_right:.2f} → {with_tool.tools_right:.2f})")
-        called.append(with_tool.low > without.high)
-        gains.append(f"{split} {with_tool.success - without.success:+.2f}")
-        n += with_tool.n
-    if all(called):
-        verdict = "holds on the stand-in: the intervals separate on both sets"
+        without, with_tool = asyncio.run(_discovery_runs(split))
+        solved = [[r.success for r in runs if r.scenario.kind == "pivot"] for runs in (without, with_tool)]
+        low, high = paired_difference_interval([float(r.success) for r in with_tool], [float(r.success) for r in without])
+        parts.append(f"{split}: pivots solved {sum(solved[0])}/{len(solved[0])} without → {sum(solved[1])}/{len(solved[1])} "
+                     f"pinned; all {len(without)} scenarios, pinned − without "
+                     f"{_gap(success_rate(with_tool) - success_rate(without), low, high)}")
+        if low > 0:
+            separated_on.append(split)
+        pivots += len(solved[0])
+    steps = []
+    for who, rows_ in ((REAL, real_steps.load()), (STANDIN, real_steps.stand_in_rows([f"k={DEFAULT_K}", f"discovery, k={DEFAULT_K}"]))):
+        decision = discovery_rule(rows_, DEFAULT_K)
+        numbers = [f"{e.config} {e.rate:.2f} {_interval(e.low, e.high)}" for e in decision.estimates.values()]
+        numbers += [f"{d.a} − {d.b} {_gap(d.value, d.low, d.high)}" for d in decision.differences]
+        steps.append(f"{who}, per development step: {decision.sentence}" + (f" ({'; '.join(numbers)})" if numbers else ""))
+    measured = f"{STANDIN}, whole runs judged on effects, {_query_name()} query: " + "; ".join(parts) + ". " + ". ".join(steps)
+    if len(separated_on) == len(SPLITS):
+        verdict = "holds on the stand-in: pinned is above without by a paired interval on both sets"
+    elif separated_on:
+        verdict = f"shown on the stand-in only on the {separated_on[0]} scenarios: pinned is above without by a paired interval there"
     else:
-        verdict = (f"not shown on the stand-in: pinned minus without, {', '.join(gains)}; the intervals overlap "
-                   f"({n} pivots in all are too few to call)")
-    return Row("The discovery tool recovers pivots", f"{STANDIN}, success judged on effects: " + "; ".join(parts),
-               "Chapter 4 §3 (`discovery_tool` pinned via `Selector`, `run_scenarios`, `summarize`)", verdict)
+        verdict = (f"not shown on the stand-in: pinned − without is not separated on either set ({pivots} pivots in all "
+                   "are too few to call); the per-step rule's decisions are in the measured column")
+    return Row("The discovery tool recovers pivots", (STANDIN, REAL), measured,
+               "Chapter 4 §3 (`discovery_tool` pinned via `Selector`, `run_scenarios`) and §5 "
+               "(`real_rules.discovery_rule` over the committed per-step rows and the stand-in's)", verdict)
 
 
-# --- Chapter 6: the scale curve --------------------------------------------------------------------------
+# --- Chapter 6b: the scale curve -------------------------------------------------------------------------
 
 CURVE_QUERIES = "livemcpbench"
-CH6 = "Chapter 6b §3, the scale curve (`harness.evaluation.scale_curve.scale_curve`, `breaks_at`; LiveMCPBench test split, 1 draw)"
+#: Chapter 6b's draws of distractors per catalog size.
+CURVE_DRAWS = 2
+CH6 = (f"Chapter 6b §3, the scale curve (`harness.evaluation.scale_curve.scale_curve`, `breaks_at`; "
+       f"LiveMCPBench test split, {CURVE_DRAWS} draws)")
 
 
 @cache
 def _curve():
-    """The scale curve on LiveMCPBench's test tasks for BM25 and hybrid: the points, or what is missing."""
+    """The scale curve on LiveMCPBench's test tasks for BM25 and hybrid, as Chapter 6b draws it: the points, or what is missing."""
     pool, query_sets = public_pool()
     if CURVE_QUERIES not in query_sets:
         return None, "the public data (LiveMCPBench, MCP-Zero)"
     if dense_unavailable_reason() is not None:
         return None, "the embedding extra (all-MiniLM-L6-v2)"
-    queries = {CURVE_QUERIES: curve_queries(query_sets, 50)[CURVE_QUERIES]}
-    return scale_curve(queries, pool, retrievers=("bm25", "hybrid-rrf"), draws=1), None
+    queries = {CURVE_QUERIES: development_split(query_sets[CURVE_QUERIES]).test}
+    return scale_curve(queries, pool, retrievers=("bm25", "hybrid-rrf"), draws=CURVE_DRAWS), None
 
 
 def _line(points, retriever: str):
     return sorted((p for p in points if p.retriever == retriever), key=lambda p: p.size)
+
+
+def _recall(p) -> str:
+    return f"{p.metrics['R@10']:.3f} {_interval(*p.intervals['R@10'])}"
 
 
 def bm25_breaks_row() -> Row:
@@ -295,40 +346,41 @@ def bm25_breaks_row() -> Row:
     claim = "BM25 breaks at 200+ tools"
     points, missing = _curve()
     if points is None:
-        return _absent(claim, CH6, missing)
+        return _absent(claim, (RETRIEVAL,), CH6, missing)
     line = _line(points, "bm25")
     at = breaks_at(points, CURVE_QUERIES, "bm25")
-    measured = "no model, BM25 R@10: " + "; ".join(
-        f"{p.size:,} tools {p.metrics['R@10']:.2f} {_interval(*p.intervals['R@10'])}" for p in line)
+    measured = "BM25 R@10: " + "; ".join(f"{p.size:,} tools {_recall(p)}" for p in line)
     if at is None:
         verdict = f"refuted: no measurable fall up to {line[-1].size:,} tools"
     elif at >= 200:
-        verdict = f"holds: the first measurable fall from 50 tools is at {at:,}"
+        verdict = f"holds: the first measurable fall from {line[0].size} tools is at {at:,}"
     else:
         verdict = f"refuted in its number: BM25 already falls measurably at {at:,} tools"
-    return Row(claim, measured, CH6, verdict)
+    return Row(claim, (RETRIEVAL,), measured, CH6, verdict)
 
 
 def hybrid_row() -> Row:
-    """Hybrid fixes it: hybrid against BM25 at the largest catalog (paired), and whether hybrid falls too."""
+    """Hybrid fixes it: hybrid against BM25 at every size (paired), and whether hybrid falls too."""
     claim = "Hybrid search (BM25 + embeddings) fixes it"
     points, missing = _curve()
     if points is None:
-        return _absent(claim, CH6, missing)
-    hybrid, bm25 = _line(points, "hybrid-rrf")[-1], _line(points, "bm25")[-1]
-    low, high = paired_difference_interval(hybrid.values["R@10"], bm25.values["R@10"])
+        return _absent(claim, (RETRIEVAL,), CH6, missing)
+    hybrid, bm25 = _line(points, "hybrid-rrf"), _line(points, "bm25")
+    ahead = [h.size for h, b in zip(hybrid, bm25) if paired_difference_interval(h.values["R@10"], b.values["R@10"])[0] > 0]
+    drops = {name: line[0].metrics["R@10"] - line[-1].metrics["R@10"] for name, line in (("hybrid", hybrid), ("bm25", bm25))}
     at = breaks_at(points, CURVE_QUERIES, "hybrid-rrf")
-    measured = (f"no model, at {hybrid.size:,} tools: hybrid-rrf R@10 {hybrid.metrics['R@10']:.2f} "
-                f"{_interval(*hybrid.intervals['R@10'])} vs BM25 {bm25.metrics['R@10']:.2f}; difference "
-                f"{hybrid.metrics['R@10'] - bm25.metrics['R@10']:+.2f} {_interval(low, high)}; "
+    where_ahead = "every size" if len(ahead) == len(hybrid) else f"{ahead or 'no'} sizes"
+    measured = (f"R@10 at {hybrid[-1].size:,} tools: hybrid-rrf {_recall(hybrid[-1])}, BM25 {_recall(bm25[-1])}; hybrid "
+                f"above BM25 by a paired interval at {where_ahead} from {hybrid[0].size} to {hybrid[-1].size:,} tools; "
+                f"R@10 falls {drops['bm25']:.3f} for BM25 and {drops['hybrid']:.3f} for hybrid-rrf over that range; "
                 f"hybrid's first measurable fall: {f'{at:,} tools' if at else 'none'}")
-    if low > 0 and at is None:
-        verdict = "holds: better than BM25 at the largest size, and no measurable fall"
-    elif low > 0:
-        verdict = f"helps, does not fix: better than BM25, but it falls too (from {at:,} tools)"
+    if ahead and at is None:
+        verdict = "holds: better than BM25, and no measurable fall"
+    elif ahead:
+        verdict = f"helps, does not fix: better than BM25 at {where_ahead}, but it falls too (from {at:,} tools)"
     else:
-        verdict = "refuted: no measurable gain over BM25 at the largest size"
-    return Row(claim, measured, CH6, verdict)
+        verdict = "refuted: no measurable gain over BM25"
+    return Row(claim, (RETRIEVAL,), measured, CH6, verdict)
 
 
 # --- the swap ---------------------------------------------------------------------------------------------
@@ -362,8 +414,9 @@ def swap_row() -> Row:
                 "embedding every tool once")
     verdict = ("depends on what you count: one name once a library holds the retriever; "
                f"about {round(sum(lines.values()), -1)} lines and a model download to build it")
-    return Row("The upgrade to embeddings is a twenty-line swap", measured,
-               "Chapter 6a §2 (`harness.retrieval.named.make_retriever`); lines counted by `harness.experiments.verdict.code_lines`", verdict)
+    return Row("The upgrade to embeddings is a twenty-line swap", (COUNTED,), measured,
+               f"the package's source (`harness.retrieval.named.make_retriever`), lines counted by "
+               f"`harness.experiments.verdict.code_lines`; {NO_CHAPTER}", verdict)
 
 
 ROWS: tuple[Callable[[], Row], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,
