@@ -172,3 +172,15 @@ def small_tools():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "real_model: runs the local llama.cpp model (skips unless `make real-model` installed it)")
+
+
+async def reindexed(proxy, seconds: float = 10.0) -> int:
+    """How many times ``proxy`` re-indexed, once it has at least once (or ``seconds`` passed): an upstream's
+    list_changed is handled in the background, so a test waits for it rather than sleeping a fixed time."""
+    import asyncio
+
+    for _ in range(int(seconds / 0.05)):
+        if proxy.reindexed:
+            break
+        await asyncio.sleep(0.05)
+    return proxy.reindexed

@@ -16,7 +16,7 @@ import mcp.types as types
 import pytest
 from mcp import ClientSession, stdio_client
 
-from conftest import run
+from conftest import reindexed, run
 from harness.__main__ import main as cli
 from harness.selection.agent import Deferral, arun
 from harness.selection.catalog import ToolCatalog
@@ -169,11 +169,7 @@ def test_reindexing_embeds_only_the_tool_that_changed(tmp_path, monkeypatch):
             first = proxy.encoder.texts_encoded
             assert first == len(hub.tools)  # an empty cache: every tool embedded once
             assert (await proxy.call_tool("garden__grow", {"name": "harvest_pumpkins"})) == ("added harvest_pumpkins", False)
-            for _ in range(200):
-                if proxy.reindexed:
-                    break
-                await asyncio.sleep(0.05)
-            assert proxy.reindexed == 1
+            assert await reindexed(proxy) == 1
             await proxy.indexed()
             assert proxy.encoder.texts_encoded - first == 1  # only the new tool; the others came from the cache
             assert json.loads(proxy.search_tools("harvest the pumpkins", 1))["matches"][0]["name"] == "garden__harvest_pumpkins"

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import run
+from conftest import reindexed, run
 from harness.mcp.proxy import server as proxy_module
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import ToolProxy, proxy_policy
@@ -94,11 +94,7 @@ def test_new_tools_are_searchable_at_once_while_they_are_embedded(tmp_path, monk
                 proxy.watch()
                 encoder.release.clear()  # the next embedding waits
                 assert (await proxy.call_tool("garden__grow", {"name": "harvest_pumpkins"})) == ("added harvest_pumpkins", False)
-                for _ in range(200):
-                    if proxy.reindexed:
-                        break
-                    await asyncio.sleep(0.05)
-                assert proxy.reindexed == 1
+                assert await reindexed(proxy) == 1
                 found, error = await asyncio.wait_for(proxy.asearch_tools("harvest the pumpkins", 1), 5)
                 assert not error and json.loads(found)["matches"][0]["name"] == "garden__harvest_pumpkins"
                 assert index_of(proxy, "garden") == {"state": "indexing", "tools": 3, "retriever": "bm25-fielded"}
