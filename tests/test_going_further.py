@@ -20,7 +20,8 @@ PARTS = ("06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to
 BUDGET = 3_000
 #: Phrases that name the project's history or lean on a parameter as if it were a finding.
 NO_CONTEXT = ("old default", "chapter 1's cliff", "the issue set", "this round", "earlier session",
-              "every configuration succeeds less often", "best retriever that learns nothing", "this is the last chapter")
+              "every configuration succeeds less often", "best retriever that learns nothing", "this is the last chapter",
+              "the workbook started from", "was once tested", "the older judgement")
 READING = re.compile(r"^\*Reading: about (\d+) min · Run: about (\d+) min on 2 cores\*$", re.M)
 
 
@@ -66,6 +67,15 @@ def test_a_part_has_the_skeleton(part):
     code = [source(c) for c in nb if c["cell_type"] == "code"]
     assert any("harness.workbook.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
     assert any("self_check(" in s for s in code), f"{part} has no self-check widget"
+
+
+@pytest.mark.parametrize("part", [pytest.param(p, marks=pytest.mark.xfail(
+    strict=True, reason="06a's owner moves its line (reader's finding); then drop this mark")) if p.startswith("06a") else p
+    for p in PARTS])
+def test_the_reading_line_follows_what_you_will_learn(part):
+    """The course's skeleton, in the chapters' order: title, what you will learn, then the reading and run time."""
+    first = source(cells(part)[0])
+    assert first.index("**What you will learn**") < READING.search(first).start(), f"{part}: the time line comes first"
 
 
 @pytest.mark.parametrize("part", PARTS)

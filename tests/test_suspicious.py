@@ -193,3 +193,10 @@ def test_wilson_interval_matches_a_published_value():
     assert wilson_interval(0, 10)[0] == 0.0 and str(Rate(1, 3788)).startswith("1/3788 = 0.03% (95 % CI 0.00%–0.15%)")
     with pytest.raises(ValueError):
         Rate(5, 3)
+
+
+def test_the_report_names_its_rows_by_what_they_are_not_by_the_round_that_wrote_them():
+    """A learner reads the report in Chapter 5b: "round 1" is the project's history, the phrasing is the fact."""
+    text = str(measure_detector())
+    assert "round" not in text.lower()
+    assert "held-out rows in the published attacks' phrasings: 24/24" in text

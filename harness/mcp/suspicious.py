@@ -586,6 +586,10 @@ def fresh_rewordings() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+#: What a round's rows are, for the report a learner reads (round 1 wrote the published phrasings).
+_ROWS_OF_ROUND = {1: "the published attacks' phrasings"}
+
+
 @dataclass(frozen=True)
 class DetectorReport:
     """Recall on the poisoning corpus (dev and held-out apart) and on the fresh rewordings, false alarms on
@@ -607,7 +611,8 @@ class DetectorReport:
     def __str__(self) -> str:
         lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
                  f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
-        lines += [f"  held-out rows written in round {n}: {rate}" for n, rate in self.heldout_by_round.items()]
+        lines += [f"  held-out rows in {_ROWS_OF_ROUND.get(n, f'paraphrase set {n - 1}')}: {rate}"
+                  for n, rate in self.heldout_by_round.items()]
         lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
         lines.append(f"recall on rewordings written after the rules were frozen: {self.fresh_recall}")
         lines += [f"  {kind} rewordings: {rate}" for kind, rate in self.fresh_by_intent.items()]
