@@ -46,3 +46,40 @@ def test_a_key_whose_numbers_and_values_differ_in_count_is_a_mistake_in_the_cell
         check_figures({"+0.02 [−0.05, +0.08]": (0.02, -0.05)}, "x")
     with pytest.raises(ValueError, match="no figure"):
         check_figures({"not separated": 0.3}, "x")
+
+
+# --- the chapters: every figure an evidence cell checks is quoted from the chapter's own prose ---------
+
+import ast  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def checked_figures(source: str) -> list[str]:
+    """The literal keys of the figures dict handed to every check_figures call in a cell's source."""
+    keys = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_figures" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.IfExp):  # {…} if data else {}
+                first = first.body
+            if isinstance(first, ast.Dict):
+                keys += [k.value for k in first.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return keys
+
+
+def test_the_figure_keys_are_read_from_a_cell():
+    cell = 'x = 1\ncheck_figures({"0.93 to 0.80": (a, b), "k = 7": k} if a else {}, "s", claims={"c": True})'
+    assert checked_figures(cell) == ["0.93 to 0.80", "k = 7"]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if "check_figures(" in p.read_text(encoding="utf-8")], ids=lambda p: p.stem)
+def test_every_figure_an_evidence_cell_checks_is_quoted_from_the_chapter_s_prose(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    keys = [key for c in cells if c["cell_type"] == "code" and "check_figures(" in "".join(c["source"])
+            for key in checked_figures("".join(c["source"]))]
+    assert keys, "a notebook that calls check_figures checks at least one figure"
+    assert [key for key in keys if " ".join(key.split()) not in prose] == [], "figures checked that the prose does not state"
