@@ -24,7 +24,7 @@ from harness.selection.queries import DEFAULT_QUERY, QUERY_STRATEGIES, query_fro
 from harness.selection.ranking import DEFAULT_K, Selector
 
 CONFIGS = ("k=10", "all 74", "latest message, k=10", "latest message + recent turns, k=10")
-RECENT = "user message + recent turns"
+RECENT = "latest message + recent turns"
 
 
 def fresh_catalog() -> ToolCatalog:
@@ -64,9 +64,9 @@ def test_per_step_recall_the_transcript_query_coincides_on_one_message_and_loses
     single = [s for s in scenarios if s.kind == "task"]
     multi = [s for s in scenarios if s.kind in ("conversation", "pivot")]
     hits = {(kind, name): per_step_hits(catalog, group, QUERY_STRATEGIES[name], DEFAULT_K)
-            for kind, group in (("single", single), ("multi", multi)) for name in ("user message only", "transcript", RECENT)}
+            for kind, group in (("single", single), ("multi", multi)) for name in ("latest message", "transcript", RECENT)}
     assert hits["single", "transcript"] == hits["single", RECENT], "one user message: the first is the latest"
-    assert statistics.fmean(hits["single", "user message only"]) >= statistics.fmean(hits["single", "transcript"])
+    assert statistics.fmean(hits["single", "latest message"]) >= statistics.fmean(hits["single", "transcript"])
     low, _ = paired_difference_interval([float(x) for x in hits["multi", RECENT]], [float(x) for x in hits["multi", "transcript"]])
     assert low > 0, "several user turns: the query anchored on the first message loses steps"
 
@@ -100,7 +100,7 @@ def test_the_real_model_s_trace_of_the_first_task_is_the_one_the_chapter_describ
 def test_held_out_per_step_recall_of_the_latest_message_holds_up():
     scenarios, catalog = load_scenarios("heldout"), fresh_catalog()
     for group in ([s for s in scenarios if s.kind == "task"], [s for s in scenarios if s.kind in ("conversation", "pivot")]):
-        assert statistics.fmean(per_step_hits(catalog, group, QUERY_STRATEGIES["user message only"], DEFAULT_K)) >= 0.85
+        assert statistics.fmean(per_step_hits(catalog, group, QUERY_STRATEGIES["latest message"], DEFAULT_K)) >= 0.85
 
 
 def test_the_k_rule_s_grid_and_what_it_waits_for_are_the_ones_the_chapter_names(real):
