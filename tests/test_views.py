@@ -68,7 +68,7 @@ def test_cliff_view_shows_an_interval_and_chance():
     assert "0.50 (95 % CI 0.40–0.60; chance 0.03)" in cliff_at(40, pts)
 
 
-def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_under_chance():
+def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_beside_tokens_and_chance():
     from harness.evaluation.cliff import RatePoint
     from harness.workbook.views.cliff_view import rate_table
 
@@ -76,9 +76,9 @@ def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_under_chance
               "literal": [RatePoint(5, 1.0, 1.0, 1.0, 7, 400.0), RatePoint(40, 0.25, 0.0, 0.5, 8, 3200.0)]}
     lines = rate_table(curves, "model — accuracy").splitlines()
     assert lines[0] == "model — accuracy"
-    assert lines[1].split() == ["N", "chance", "all", "literal"]
-    assert lines[2].split() == ["5", "0.20", "0.90", "[0.85–0.95]", "n=100", "1.00", "[1.00–1.00]", "n=7"]
-    assert lines[3].split() == ["40", "0.03", "0.50", "[0.40–0.60]", "n=100", "0.25", "[0.00–0.50]", "n=8"]
+    assert lines[1].split() == ["N", "tokens", "chance", "all", "literal"]
+    assert lines[2].split() == ["5", "400", "0.20", "0.90", "[0.85–0.95]", "n=100", "1.00", "[1.00–1.00]", "n=7"]
+    assert lines[3].split() == ["40", "3,200", "0.03", "0.50", "[0.40–0.60]", "n=100", "0.25", "[0.00–0.50]", "n=8"]
     assert len({len(line) for line in lines[1:]}) == 1, "the columns line up"
 
 

@@ -26,12 +26,13 @@ def cliff_at(n: int, points: Sequence[AccuracyPoint | RatePoint], window: int = 
 
 
 def rate_table(curves: dict[str, Sequence[RatePoint]], title: str) -> str:
-    """The curves as text under ``title``: per N, chance and each curve's rate [95 % interval] and requests."""
+    """The curves as text under ``title``: per N, the first curve's mean schema tokens shown, chance, and each
+    curve's rate [95 % interval] and requests."""
     cells = {kind: [f"{p.rate:.2f} [{p.low:.2f}–{p.high:.2f}] n={p.trials}" for p in points] for kind, points in curves.items()}
     width = max(len(c) for column in cells.values() for c in column)
     first = next(iter(curves.values()))
-    lines = [f"{'N':>4} {'chance':>7} " + " ".join(f"{kind:>{width}}" for kind in cells)]
-    lines += [f"{p.n:>4} {p.chance:>7.2f} " + " ".join(f"{column[i]:>{width}}" for column in cells.values())
+    lines = [f"{'N':>4} {'tokens':>7} {'chance':>7} " + " ".join(f"{kind:>{width}}" for kind in cells)]
+    lines += [f"{p.n:>4} {p.tokens:>7,.0f} {p.chance:>7.2f} " + " ".join(f"{column[i]:>{width}}" for column in cells.values())
               for i, p in enumerate(first)]
     return "\n".join([title, *lines])
 
