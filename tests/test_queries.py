@@ -26,5 +26,12 @@ def test_other_strategies():
     t = _transcript()
     assert query_from_user_message(t) == "now tell the team"
     assert query_from_recent(t, recent=1).startswith("now tell the team step 3 write_file")
-    assert set(QUERY_STRATEGIES) == {"user message only", "transcript", "user message + recent turns"}
+    assert set(QUERY_STRATEGIES) == {"latest message", "transcript", "latest message + recent turns"}
     assert query_from_transcript(Transcript()) == ""
+
+
+def test_the_strategies_are_named_as_the_real_model_rules_name_them():
+    """Chapter 3 compares the strategies on the stand-in and on the real model: one name for each query."""
+    from harness.experiments.real_rules import QUERY_CONFIGS
+
+    assert set(QUERY_STRATEGIES) == set(QUERY_CONFIGS)

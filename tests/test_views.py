@@ -66,3 +66,31 @@ def test_cliff_view_shows_an_interval_and_chance():
 
     pts = [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)]
     assert "0.50 (95 % CI 0.40–0.60; chance 0.03)" in cliff_at(40, pts)
+
+
+def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_beside_tokens_and_chance():
+    from harness.evaluation.cliff import RatePoint
+    from harness.workbook.views.cliff_view import rate_table
+
+    curves = {"all": [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)],
+              "literal": [RatePoint(5, 1.0, 1.0, 1.0, 7, 400.0), RatePoint(40, 0.25, 0.0, 0.5, 8, 3200.0)]}
+    lines = rate_table(curves, "model — accuracy").splitlines()
+    assert lines[0] == "model — accuracy"
+    assert lines[1].split() == ["N", "tokens", "chance", "all", "literal"]
+    assert lines[2].split() == ["5", "400", "0.20", "0.90", "[0.85–0.95]", "n=100", "1.00", "[1.00–1.00]", "n=7"]
+    assert lines[3].split() == ["40", "3,200", "0.03", "0.50", "[0.40–0.60]", "n=100", "0.25", "[0.00–0.50]", "n=8"]
+    assert len({len(line) for line in lines[1:]}) == 1, "the columns line up"
+
+
+def test_runs_table_puts_each_configuration_s_row_under_one_header():
+    from harness.evaluation.scenarios import RunsSummary
+    from harness.workbook.views.runs_table import runs_table
+
+    rows = {("dev", "k = 10"): RunsSummary(44, 0.41, 0.27, 0.57, 3.2, 2653.0, 0.0, 0.39, 0.25, 0.55),
+            ("held-out", "every tool shown"): RunsSummary(26, 0.04, 0.0, 0.12, 2.4, 14388.0, 0.0, 0.08, 0.0, 0.19)}
+    lines = runs_table(rows, "offline stand-in").splitlines()
+    assert lines[0] == "offline stand-in"
+    assert lines[1].split() == ["n", "success", "[95", "%]", "right", "tools", "[95", "%]", "turns", "schema", "tok"]
+    assert lines[2].split()[:3] == ["dev", "k", "="] and lines[2].endswith(rows["dev", "k = 10"].row())
+    assert lines[3].startswith("held-out every tool shown") and lines[3].endswith(rows["held-out", "every tool shown"].row())
+    assert len({len(line) for line in lines[1:]}) == 1, "the columns line up"

@@ -52,8 +52,10 @@ def query_from_recent(transcript: Transcript, recent: int = 3) -> str:
 #: real model's choices (Chapter 7's page says so).
 DEFAULT_QUERY: QueryFn = query_from_transcript
 
+#: Named as :data:`harness.experiments.real_rules.QUERY_CONFIGS` names them, so Chapter 3's stand-in and
+#: real-model tables call each query the same.
 QUERY_STRATEGIES: dict[str, QueryFn] = {
-    "user message only": query_from_user_message,
+    "latest message": query_from_user_message,
     "transcript": query_from_transcript,
-    "user message + recent turns": query_from_recent,
+    "latest message + recent turns": query_from_recent,
 }

@@ -2,7 +2,8 @@
 
 Introduced in Chapter 1. ``cliff_at`` is the function, ``cliff_figure`` the static figure that
 a notebook rendered without a kernel still shows, ``cliff_slider`` the widget; ``rate_figure`` draws
-accuracy with 95 % intervals on a log N axis with chance, for several models or reading budgets.
+accuracy with 95 % intervals on a log N axis with chance, for several models or reading budgets, and
+``rate_table`` prints the same curves as text.
 """
 from __future__ import annotations
 
@@ -22,6 +23,18 @@ def cliff_at(n: int, points: Sequence[AccuracyPoint | RatePoint], window: int = 
     return (f"<b>{n} tools</b>: {p.tokens:,.0f} schema tokens per turn ({p.tokens / window:.1%} of a {window:,}-token window) "
             f"{bar(p.tokens / max(q.tokens for q in points), color='#c84')}<br>"
             f"tool-choice accuracy {accuracy}")
+
+
+def rate_table(curves: dict[str, Sequence[RatePoint]], title: str) -> str:
+    """The curves as text under ``title``: per N, the first curve's mean schema tokens shown, chance, and each
+    curve's rate [95 % interval] and requests."""
+    cells = {kind: [f"{p.rate:.2f} [{p.low:.2f}–{p.high:.2f}] n={p.trials}" for p in points] for kind, points in curves.items()}
+    width = max(len(c) for column in cells.values() for c in column)
+    first = next(iter(curves.values()))
+    lines = [f"{'N':>4} {'tokens':>7} {'chance':>7} " + " ".join(f"{kind:>{width}}" for kind in cells)]
+    lines += [f"{p.n:>4} {p.tokens:>7,.0f} {p.chance:>7.2f} " + " ".join(f"{column[i]:>{width}}" for column in cells.values())
+              for i, p in enumerate(first)]
+    return "\n".join([title, *lines])
 
 
 def cliff_figure(points: Sequence[AccuracyPoint], model_label: str, steepest: tuple[int, int, float] | None = None):
