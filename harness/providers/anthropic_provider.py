@@ -237,9 +237,7 @@ class AnthropicProvider:
                     f"Claude replied with a tool_use block the harness cannot run ({problem}): the API promises an id, "
                     f"a name and an object input, so check ANTHROPIC_BASE_URL and any proxy in between."))
         message = Message.from_api({"role": "assistant", "content": blocks})
-        counted = Usage(usage.input_tokens, usage.output_tokens,
-                        getattr(usage, "cache_creation_input_tokens", None) or 0,
-                        getattr(usage, "cache_read_input_tokens", None) or 0)
+        counted = Usage.from_api(usage)
         return ModelTurn(message, response.stop_reason or "", counted, response.model or "")
 
     def _not_a_reply(self, what: str) -> str:

@@ -133,7 +133,7 @@ async def arun(
     hint = {"unloaded_hint": deferral.hint} if deferral.hint else {}
     transcript.add_user(user_message)
     turns: list[TurnEvent] = []
-    used_in = used_out = 0
+    usage = Usage()
 
     try:
         for n in range(1, max_turns + 1):
@@ -147,8 +147,7 @@ async def arun(
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
-            used_in += turn.usage.input_tokens
-            used_out += turn.usage.output_tokens
+            usage += turn.usage
             outcome = stop_outcome(turn)  # max_tokens, refusal, context window: the run ends, no call runs
             if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
                 transcript.append(turn.message)
@@ -169,4 +168,4 @@ async def arun(
             deferral.on_finish()
     last = turns[-1].response
     stopped = outcome or ("max_turns" if last.tool_calls else "end_turn")
-    return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, Usage(used_in, used_out))
+    return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, usage)
