@@ -21,7 +21,7 @@ import inspect
 import json
 import re
 import threading
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from harness.core.messages import ToolResult
 from harness.core.safe_text import valid_unicode
@@ -32,6 +32,8 @@ from harness.core.tools import Tool
 MAX_RESULT_CHARS = 20_000
 #: Seconds a tool may run before its call becomes an error result.
 DEFAULT_TIMEOUT = 30.0
+#: What a call to a known but unshown tool is told, unless the loop says how its tools get loaded.
+UNLOADED_HINT = "Say what you need it for and it will be offered on the next turn."
 
 
 
@@ -110,7 +112,7 @@ class ToolRegistry:
         tools: Iterable[Tool] = (),
         *,
         known: Iterable[str] = (),
-        unloaded_hint: str = "Say what you need it for and it will be offered on the next turn.",
+        unloaded_hint: str = UNLOADED_HINT,
         timeout: float = DEFAULT_TIMEOUT,
         max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
@@ -138,7 +140,7 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def get(self, name: str) -> Tool:

@@ -466,7 +466,7 @@ def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any]
     twice); fields a file does not record keep the Trial's defaults (no arguments given, no margin).
     """
     text = (Path(path).read_text(encoding="utf-8") if path
-            else resources.files("harness").joinpath("data", committed).read_text(encoding="utf-8"))
+            else (resources.files("harness") / "data" / committed).read_text(encoding="utf-8"))
     data = json.loads(text)
     expected = {q.qid: q.args for q in load_demo_queries()}
     saved = [dict(zip(data["fields"], row)) for row in data["trials"]]

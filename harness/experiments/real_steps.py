@@ -40,9 +40,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog

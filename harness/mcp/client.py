@@ -42,6 +42,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import time
 import uuid
 import weakref
@@ -53,6 +54,9 @@ import anyio
 import mcp.types as mcp_types
 import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
 
 from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral

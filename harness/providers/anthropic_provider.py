@@ -128,7 +128,7 @@ def _api_message(err: anthropic.APIStatusError) -> str:
     message = getattr(err, "api_message", None)
     if not isinstance(message, str):
         body = err.body if isinstance(err.body, dict) else {}
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        inner: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
         message = inner.get("message") if isinstance(inner.get("message"), str) else None
     return (message or str(err.body or "no details")).strip().rstrip(".")
 

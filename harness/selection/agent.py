@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable, Sequence, Union
+from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.selection.catalog import ToolCatalog
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
 from harness.selection.queries import DEFAULT_QUERY, QueryFn
 from harness.selection.ranking import Ranked, Selector
-from harness.core.registry import DEFAULT_TIMEOUT, ToolRegistry
+from harness.core.registry import DEFAULT_TIMEOUT, UNLOADED_HINT, ToolRegistry
 from harness.core.tokens import ContextAccountant, ContextSnapshot, tools_tokens
 from harness.core.tools import Tool
 
@@ -61,7 +61,7 @@ class RunResult:
     stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
     usage: Usage
 
-    def calls(self) -> list[tuple[str, dict, bool]]:
+    def calls(self) -> list[tuple[str, dict[str, Any], bool]]:
         """(tool name, arguments, succeeded) for every call this run made, in order."""
         out = []
         for ev in self.turns:
@@ -130,7 +130,7 @@ async def arun(
     every = deferral.all_tools_tokens
     catalog_tokens = every if every is not None else tools_tokens(selector.tools) + tools_tokens(outside)
     known = {t.name for t in selector.tools} | set(deferral.known)
-    hint = {"unloaded_hint": deferral.hint} if deferral.hint else {}
+    hint = deferral.hint or UNLOADED_HINT
     transcript.add_user(user_message)
     turns: list[TurnEvent] = []
     usage = Usage()
@@ -143,7 +143,7 @@ async def arun(
             for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
                 shown.setdefault(t.name, t)
             tools = list(shown.values())
-            registry = ToolRegistry(tools, known=known, timeout=tool_timeout, **hint)
+            registry = ToolRegistry(tools, known=known, unloaded_hint=hint, timeout=tool_timeout)
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
