@@ -496,6 +496,6 @@ def carried_over(trials: Sequence[Trial], confusable_pairs: Iterable[tuple[str, 
     def norm(v: Any) -> Any:
         return v.strip().strip("#@").lower() if isinstance(v, str) else v
 
-    carried = [t for t in calls if {norm(v) for v in t.args_expected.values()} & {norm(v) for v in t.args_given.values()
+    carried = [t for t in calls if {norm(v) for v in (t.args_expected or {}).values()} & {norm(v) for v in t.args_given.values()
                                                                                     if not isinstance(v, (dict, list))}]
     return len(carried), len(calls)

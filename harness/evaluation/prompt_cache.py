@@ -98,7 +98,8 @@ def found_tools_in_messages(prompts: Sequence[Prompt]) -> list[Prompt]:
         return []
     base = {b.key for b in prompts[0].blocks if b.kind == "tool"}
     found_after: dict[Block, int] = {}  # a found definition -> how many messages precede it
-    out, earlier = [], ()
+    out: list[Prompt] = []
+    earlier: tuple[Block, ...] = ()
     for i, prompt in enumerate(prompts):
         messages = tuple(b for b in prompt.blocks if b.kind == "message")
         if messages[:len(earlier)] != earlier:

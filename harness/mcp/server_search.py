@@ -85,8 +85,9 @@ async def run_with_server_search(
     """One request on Claude with every MCP tool of ``hub`` deferred behind the API's BM25 tool search."""
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
-    tools = deferred_tools_param(list(hub.tools.values()))
-    messages: list[dict[str, Any]] = [{"role": "user", "content": user_message}]
+    # Any: the request is JSON as the API reads it; the SDK's typed params do not name every server-tool block
+    tools: list[Any] = deferred_tools_param(list(hub.tools.values()))
+    messages: list[Any] = [{"role": "user", "content": user_message}]
     run = ServerSearchRun("", "max_turns")
     for _ in range(max_turns):
         response = await provider.call(lambda client: client.messages.create(
