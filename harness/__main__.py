@@ -68,8 +68,8 @@ def doctor_lines() -> list[str]:
     reason = dense_unavailable_reason()
     lines.append("Embeddings (Chapter 6): " + ("available" if reason is None else f"absent — {reason}"))
     found = [d for d in DATASETS if dataset_dir(d)]
-    problem = data_dir_problem()
-    absent = (f"absent — {problem}: point it at the folder holding the public data" if problem
+    data_problem = data_dir_problem()
+    absent = (f"absent — {data_problem}: point it at the folder holding the public data" if data_problem
               else "absent (set HARNESS_DATA)")
     lines.append("Public data: " + (", ".join(found) if found else f"{absent}; chapters use the demo world"))
     return lines
@@ -183,13 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    lines: list[str] | None
     try:
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":
             lines = serve(args)
-            if lines is None:
-                return 0
         elif args.command == "search":
             lines = search_lines(args.query, args.k, args.tools, args.retriever)
         else:
@@ -199,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
         return 2
+    if lines is None:  # the proxy served until its client left
+        return 0
     print("\n".join(printable(line, keep_newlines=False) for line in lines))  # data files may hold terminal escapes
     return 0
 

@@ -35,6 +35,9 @@ from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 #: What a sweep asks the model: given a request and the tools shown, which tool (and arguments)?
 Pick = tuple[Union[str, None], dict[str, Any]]
 Chooser = Callable[[str, Sequence[Tool]], Union[Pick, Awaitable[Pick]]]
+#: ... or also the margin over the best rival, and that rival (a model that reports its log-probabilities)
+MarginPick = tuple[Union[str, None], dict[str, Any], Union[float, None], Union[str, None]]
+MarginChooser = Callable[[str, Sequence[Tool]], Union[Pick, MarginPick, Awaitable[Union[Pick, MarginPick]]]]
 
 DEFAULT_NS = (5, 10, 20, 30, 50, 75, 100)
 
@@ -274,7 +277,7 @@ def fixed_lists(pool: Sequence[Tool], queries: Sequence[Any], n: int, *, seed: i
 
 
 async def fixed_list_sweep(
-    choose: Chooser,
+    choose: MarginChooser,
     pool: Sequence[Tool],
     queries: Sequence[Any],
     ns: Iterable[int],

@@ -54,6 +54,9 @@ from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.scenarios import oracle_steps
 from harness.core.tools import Tool
 
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
+
 RESULTS_FILE = "real_model_steps.jsonl"
 COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_steps --out harness/data/real_model_steps.jsonl"
 #: Measured on the shared 2-core machine the committed file was made on, beside five other sessions.
