@@ -88,7 +88,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
     if not ranked:
         return [f"No tool shares a term with {query!r} ({ranker.name} ranks only tools that do)."]
     by_id = {t.id: t for t in records}
-    scores = dict(zip(ranker.ids, ranker.scores(query))) if callable(getattr(ranker, "scores", None)) else {}
+    scores_of = getattr(ranker, "scores", None)  # a Scorer: its ids and their scores
+    scores = dict(zip(getattr(ranker, "ids"), scores_of(query))) if callable(scores_of) else {}
     lines = []
     for i, tid in enumerate(ranked, 1):
         score = f"{scores[tid]:7.3f}  " if tid in scores else ""

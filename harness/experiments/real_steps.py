@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
+from harness.demo.labels import Scenario
 from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch, discovery_tool
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import DEFAULT_QUERY, QueryFn, query_from_recent, query_from_user_message
@@ -139,7 +140,7 @@ class Case:
     transcript: Transcript
 
 
-def final_transcript(scenario: Any, steps: Sequence[tuple[Transcript, str]], catalog: ToolCatalog) -> Transcript:
+def final_transcript(scenario: Scenario, steps: Sequence[tuple[Transcript, str]], catalog: ToolCatalog) -> Transcript:
     """The conversation after the scenario's last step, done right: where the model should answer."""
     if not steps:  # no tool needed (a greeting): the setup turns answered, then the request
         t = Transcript()

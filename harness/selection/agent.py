@@ -124,7 +124,7 @@ async def arun(
     transcript = transcript if transcript is not None else Transcript()
     accountant = accountant or ContextAccountant()
     selector = as_selector(selector)
-    pinned = list(selector.pinned)
+    pinned = list(selector.pinned_tools)
     pins = [t.name for t in pinned]
     outside = [t for t in pinned if t.name not in {s.name for s in selector.tools}]
     every = deferral.all_tools_tokens

@@ -63,7 +63,7 @@ def discovery_tool(catalog: ToolCatalog, *, filtered: bool = True) -> Tool:
             return f"No tool mentions {filter_term!r}. All tools:\n" + listing(catalog.tools)
         return listing(hits)
 
-    schema: dict = {"type": "object", "properties": {}}
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
     if filtered:
         schema["properties"]["filter_term"] = {
             "type": "string", "description": "Optional words; only tools whose name or description mention one are listed.",
