@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Mapping, Sequence
 
 import numpy as np
-import mcp.types as mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from harness.core.tokens import tools_tokens
@@ -113,8 +112,9 @@ async def connect(params: StdioServerParameters, errlog_dir: str | Path, timeout
 
 def _text(item: object) -> str:
     """The text of one MCP content item or resource's contents: the proxy answers in text."""
-    if isinstance(item, (mcp_types.TextContent, mcp_types.TextResourceContents)):
-        return item.text
+    text = getattr(item, "text", None)  # TextContent and TextResourceContents have it; images and blobs do not
+    if isinstance(text, str):
+        return text
     raise RuntimeError(f"The proxy answered with {type(item).__name__} where text was expected.")
 
 
