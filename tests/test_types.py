@@ -56,3 +56,20 @@ def test_the_core_and_selection_layers_are_checked_strictly():
     assert strict and all(strict[0].get(flag) for flag in (
         "disallow_untyped_defs", "disallow_incomplete_defs", "disallow_untyped_calls", "disallow_any_generics",
         "warn_return_any", "no_implicit_reexport", "strict_equality")), "the strict flags are missing for core/selection"
+
+
+def bare_any_lines(path: Path) -> list[int]:
+    """Lines of ``path`` that use ``Any`` in code (not an import) without a ``# Any:`` comment saying why."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports = {n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    used = {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "Any"}
+    return sorted(n for n in used - imports if "# Any:" not in lines[n - 1])
+
+
+def test_the_strict_layers_use_any_only_for_json_or_say_why():
+    """JSON is ``JSON``/``JSONObject`` (harness.core.json_types); any other ``Any`` carries its reason."""
+    found = {p.relative_to(ROOT).as_posix(): bare_any_lines(p)
+             for layer in ("core", "selection") for p in sorted((ROOT / "harness" / layer).rglob("*.py"))
+             if p.name != "json_types.py"}
+    assert {p: n for p, n in found.items() if n} == {}

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
+from typing import Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.selection.catalog import ToolCatalog
+from harness.core.json_types import JSONObject
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
 from harness.selection.queries import DEFAULT_QUERY, QueryFn
@@ -61,7 +62,7 @@ class RunResult:
     stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
     usage: Usage
 
-    def calls(self) -> list[tuple[str, dict[str, Any], bool]]:
+    def calls(self) -> list[tuple[str, JSONObject, bool]]:
         """(tool name, arguments, succeeded) for every call this run made, in order."""
         out = []
         for ev in self.turns:

@@ -189,7 +189,7 @@ class Selector:
         object.__setattr__(self, "_names", name_index(names, min_parts=1) if self.exact_first else {})
 
     @classmethod
-    def over(cls, catalog: Any, **options: Any) -> "Selector":
+    def over(cls, catalog: Any, **options: Any) -> "Selector":  # Any: a ToolCatalog (whose module imports this one)
         """A selector ranking with ``catalog`` itself (a :class:`~harness.selection.catalog.ToolCatalog`, which holds its tools)."""
         return cls(catalog, catalog.tools, **options)
 
