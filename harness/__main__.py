@@ -71,8 +71,8 @@ def doctor_lines() -> list[str]:
     reason = dense_unavailable_reason()
     lines.append("Embeddings (Chapter 6): " + ("available" if reason is None else f"absent — {reason}"))
     found = [d for d in DATASETS if dataset_dir(d)]
-    problem = data_dir_problem()
-    absent = (f"absent — {problem}: point it at the folder holding the public data" if problem
+    data_problem = data_dir_problem()
+    absent = (f"absent — {data_problem}: point it at the folder holding the public data" if data_problem
               else "absent (set HARNESS_DATA)")
     lines.append("Public data: " + (", ".join(found) if found else f"{absent}; chapters use the demo world"))
     return lines
@@ -91,7 +91,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
     if not ranked:
         return [f"No tool shares a term with {query!r} ({ranker.name} ranks only tools that do)."]
     by_id = {t.id: t for t in records}
-    scores = dict(zip(ranker.ids, ranker.scores(query))) if callable(getattr(ranker, "scores", None)) else {}
+    scores_of = getattr(ranker, "scores", None)  # a Scorer: its ids and their scores
+    scores = dict(zip(getattr(ranker, "ids"), scores_of(query))) if callable(scores_of) else {}
     lines = []
     for i, tid in enumerate(ranked, 1):
         score = f"{scores[tid]:7.3f}  " if tid in scores else ""
@@ -186,13 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    lines: list[str] | None
     try:
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":
             lines = serve(args)
-            if lines is None:
-                return 0
         elif args.command == "search":
             lines = search_lines(args.query, args.k, args.tools, args.retriever)
         else:
@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
         return 2
+    if lines is None:  # the proxy served until its client left
+        return 0
     print("\n".join(printable(line, keep_newlines=False) for line in lines))  # data files may hold terminal escapes
     return 0
 

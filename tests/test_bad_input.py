@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import run
@@ -18,6 +19,7 @@ from harness.providers import settings
 from harness.providers.base import ModelTurn, Usage
 from harness.providers.cached import CachedProvider
 from harness.evaluation.datasets import load_queries, load_tools
+from harness.retrieval.dense import Encoder
 from harness.core.safe_text import printable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,13 +59,13 @@ def test_walks_do_not_follow_links_out_of_the_sandbox(tmp_path):
     (world.root / "docs" / "link.txt").symlink_to(secret)
     (world.root / "linkdir").symlink_to(tmp_path, target_is_directory=True)
     (world.root / "inside_link.txt").symlink_to(world.root / "README.md")
-    tools = {t.name: t for t in demo_tools(world)}
-    found = tools["search_code"].fn(query="secret line")
+    tools = {t.name: t.fn for t in demo_tools(world) if t.fn is not None}
+    found = tools["search_code"](query="secret line")
     assert found == ["No matches for 'secret line'."]
-    assert "docs/link.txt" not in tools["find_files"].fn(pattern="*.txt")
-    assert "inside_link.txt" in tools["find_files"].fn(pattern="*.txt")  # a link inside the sandbox is fine
+    assert "docs/link.txt" not in tools["find_files"](pattern="*.txt")
+    assert "inside_link.txt" in tools["find_files"](pattern="*.txt")  # a link inside the sandbox is fine
     with pytest.raises(ValueError, match="outside the sandbox"):
-        tools["read_file"].fn(path="docs/link.txt")
+        tools["read_file"](path="docs/link.txt")
 
 
 # --- item 12: encodings, file names, .env, http servers ------------------------------------
@@ -279,20 +281,16 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
 
 # --- one sentence, not a traceback: the embedding cache ------------------------------------------
 
-class CountingEncoder:
+class CountingEncoder(Encoder):
     """An Encoder whose 'model' is a deterministic hash, so cache behaviour is tested without the weights."""
 
-    def __new__(cls):
-        import numpy as np
-        from harness.retrieval.dense import Encoder
+    def __init__(self) -> None:
+        super().__init__(remember=0)
 
-        class Fake(Encoder):
-            def _model_encode(self, texts):
-                self.texts_encoded += len(texts)
-                rows = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=384) for t in texts])
-                return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
-
-        return Fake(remember=0)
+    def _model_encode(self, texts: list[str]) -> np.ndarray:
+        self.texts_encoded += len(texts)
+        rows = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=384) for t in texts])
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
 @pytest.mark.parametrize("damage", ["short", "matrix", "text", "nan", "object"])

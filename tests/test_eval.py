@@ -46,8 +46,8 @@ class FixedRanker:
     def __init__(self, answers: dict[str, list[str]]) -> None:
         self.answers = answers
 
-    def rank(self, query: str) -> list[str]:
-        return self.answers[query]
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        return self.answers[query][:k]
 
 
 def test_evaluate_averages_and_lists_misses():

@@ -16,6 +16,7 @@ from conftest import run
 from harness.mcp.client import MCPHub
 from harness.mcp.server_search import BM25_SEARCH_TOOL, deferred_tools_param, run_with_server_search
 from harness.mcp.servers import server_entry
+from harness.providers.base import Usage
 from test_mcp_search import filesystem_tools
 
 SEARCH_BLOCKS = [
@@ -31,7 +32,8 @@ SEARCH_BLOCKS = [
 def message(content: list[dict], stop_reason: str, input_tokens: int) -> dict:
     return {"id": f"msg_{input_tokens}", "type": "message", "role": "assistant", "model": "claude-test",
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 20}}
+            "usage": {"input_tokens": input_tokens, "output_tokens": 20, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": input_tokens // 10}}
 
 
 class ScriptedMessagesAPI:
@@ -91,6 +93,7 @@ def test_claude_searches_on_the_server_and_the_found_tool_runs_on_the_mcp_server
     assert result.calls == [("mcp__notes__list_notes", {}, True)]
     assert (result.final_text, result.stopped) == ("You have three notes.", "end_turn")
     assert result.input_tokens == [310, 655]
+    assert result.usage == [Usage(310, 20, 0, 31), Usage(655, 20, 0, 65)]  # cache reads kept
 
     (headers1, first), (headers2, second) = api.requests
     assert not any(h.lower() == "anthropic-beta" for h in headers1)  # tool search is in the main API in 2.12

@@ -144,13 +144,18 @@ def test_found_tools_in_messages_needs_a_growing_conversation():
 
 def test_cost_summary_of_recorded_runs_per_task_per_request_and_per_solved_task():
     """Two runs by hand: one solved, one not; the summary's numbers follow from CacheUse alone."""
-    from types import SimpleNamespace
-
+    from harness.demo import Scenario
     from harness.evaluation.prompt_cache import PricedRun, cost_summary
+    from harness.evaluation.scenarios import ScenarioRun
+    from harness.providers.base import Usage
+    from harness.selection.agent import RunResult
+
+    def run(success: bool) -> ScenarioRun:
+        return ScenarioRun(Scenario("s", "a request", (), "task"), RunResult("", Transcript(), [], "end_turn", Usage()), success)
 
     prompt = P(("a", 60), ("b", 60))
-    solved = PricedRun(SimpleNamespace(success=True), [prompt, prompt])  # written 120, then read 120
-    failed = PricedRun(SimpleNamespace(success=False), [P(("c", 50))])  # too short: uncached 50
+    solved = PricedRun(run(True), [prompt, prompt])  # written 120, then read 120
+    failed = PricedRun(run(False), [P(("c", 50))])  # too short: uncached 50
     s = cost_summary([solved, failed], RULES)
     assert [s.per_task[0], s.per_task[1]] == [1.25 * 120 + 0.1 * 120, 50.0]
     assert (s.solved, s.requests, s.total) == (1, 3, CacheUse(read=120, written=120, uncached=50))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS, run
-from harness.selection.agent import Deferral, arun
+from harness.selection.agent import Deferral, TurnEvent, arun
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch
 from harness.evaluation.metrics import evaluate
@@ -108,6 +108,7 @@ def test_every_bench_retriever_has_a_name_and_aliases_resolve():
 
 def test_the_catalog_by_name_ranks_as_toolcatalog_does():
     cat, named = ToolCatalog(SMALL_TOOLS), make_retriever("catalog", SMALL_TOOLS)
+    assert hasattr(named, "scores")  # it scores, as the catalog does
     for q in ["read a file", "post the notes to the channel", "search code and docs", "hi"]:
         assert named.rank(q) == cat.rank(q)
         assert list(named.scores(q)) == list(cat.scores(q))
@@ -116,7 +117,7 @@ def test_the_catalog_by_name_ranks_as_toolcatalog_does():
 @pytest.mark.parametrize("name", NAMES)
 def test_each_retriever_chooses_the_tools_of_every_turn_in_arun(name):
     ranker = make_retriever(name, SMALL_TOOLS)
-    events = []
+    events: list[TurnEvent] = []
     result = run(arun(OfflineModel(), Selector(ranker, SMALL_TOOLS, k=3), TASK, on_event=events.append))
     assert result.succeeded() == ["read_file", "post_message"], (name, result.calls())
     for ev in events:  # what the model saw is what this retriever ranked first for that turn's query
@@ -139,8 +140,8 @@ def test_each_retriever_ranks_behind_search_tools(name):
 
 def test_a_search_takes_a_retriever_by_its_maker_and_says_so_when_given_a_name(tmp_path):
     """The search (Chapter 4) knows no retriever names: a name gets one sentence pointing at ``maker``."""
-    for build in (lambda: ToolSearch([], SMALL_TOOLS, retriever="bm25-fielded"),
-                  lambda: MCPHub({"mcpServers": {}}, log_dir=tmp_path, retriever="bm25-fielded")):
+    for build in (lambda: ToolSearch([], SMALL_TOOLS, retriever="bm25-fielded"),  # type: ignore[arg-type]  # on purpose
+                  lambda: MCPHub({"mcpServers": {}}, log_dir=tmp_path, retriever="bm25-fielded")):  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=r"^A search takes a function .*maker\('bm25-fielded'\)\.$"):
             build()
     with pytest.raises(ValueError, match="No retriever named 'bm25-felded'"):

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable, Sequence
+from typing import AbstractSet, Iterable, Sequence
 
 TABLE_STYLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
 CELL_STYLE = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, raw_columns: set[int] = frozenset()) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, raw_columns: AbstractSet[int] = frozenset()) -> str:
     """An HTML table; columns in ``raw_columns`` hold HTML this package built (not escaped)."""
     head = "".join(f'<th style="{CELL_STYLE}">{esc(h)}</th>' for h in headers)
     body = "".join(

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Union
+from typing import Iterator, Literal, Union
+
+from harness.core.json_types import JSONObject
 
 
 @dataclass(frozen=True)
 class TextBlock:
     text: str
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         return {"type": "text", "text": self.text}
 
 
@@ -29,9 +31,9 @@ class ToolCall:
 
     id: str
     name: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: JSONObject = field(default_factory=dict)
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input}
 
 
@@ -43,8 +45,8 @@ class ToolResult:
     content: str
     is_error: bool = False
 
-    def to_api(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.tool_use_id, "content": self.content}
+    def to_api(self) -> JSONObject:
+        out: JSONObject = {"type": "tool_result", "tool_use_id": self.tool_use_id, "content": self.content}
         if self.is_error:
             out["is_error"] = True
         return out
@@ -57,7 +59,7 @@ class ThinkingBlock:
     thinking: str
     signature: str
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
 
 
@@ -67,14 +69,14 @@ class RedactedThinkingBlock:
 
     data: str
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         return {"type": "redacted_thinking", "data": self.data}
 
 
 Block = Union[TextBlock, ToolCall, ToolResult, ThinkingBlock, RedactedThinkingBlock]
 
 
-def block_from_api(data: dict[str, Any]) -> Block:
+def block_from_api(data: JSONObject) -> Block:
     """One API content block (a dict) as a typed block; unknown types are an error, not dropped."""
     kind = data.get("type")
     if kind == "text":
@@ -114,11 +116,11 @@ class Message:
     def tool_results(self) -> list[ToolResult]:
         return [b for b in self.content if isinstance(b, ToolResult)]
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         return {"role": self.role, "content": [b.to_api() for b in self.content]}
 
     @classmethod
-    def from_api(cls, data: dict[str, Any]) -> "Message":
+    def from_api(cls, data: JSONObject) -> "Message":
         content = data.get("content", [])
         if isinstance(content, str):
             blocks: list[Block] = [TextBlock(content)]
@@ -160,11 +162,11 @@ class Transcript:
                     return r
         return None
 
-    def to_api(self) -> list[dict[str, Any]]:
+    def to_api(self) -> list[JSONObject]:
         return [m.to_api() for m in self.messages]
 
     @classmethod
-    def from_api(cls, messages: list[dict[str, Any]]) -> "Transcript":
+    def from_api(cls, messages: list[JSONObject]) -> "Transcript":
         return cls([Message.from_api(m) for m in messages])
 
     def to_json(self) -> str:

@@ -21,8 +21,9 @@ import inspect
 import json
 import re
 import threading
-from typing import Any, Callable, Iterable
+from typing import Awaitable, Callable, Iterable, Iterator, TypeVar
 
+from harness.core.json_types import JSON, JSONObject
 from harness.core.messages import ToolResult
 from harness.core.safe_text import valid_unicode
 from harness.core.schema_check import first_error, schema_problem
@@ -32,7 +33,8 @@ from harness.core.tools import Tool
 MAX_RESULT_CHARS = 20_000
 #: Seconds a tool may run before its call becomes an error result.
 DEFAULT_TIMEOUT = 30.0
-
+#: What a call to a known but unshown tool is told, unless the loop says how its tools get loaded.
+UNLOADED_HINT = "Say what you need it for and it will be offered on the next turn."
 
 
 class _ToolExited(Exception):
@@ -43,16 +45,19 @@ class _ToolExited(Exception):
         self.exit = exit
 
 
-async def _exit_as_exception(coroutine: Any) -> Any:
+T = TypeVar("T")  # what a tool call returns
+
+
+async def _exit_as_exception(coroutine: Awaitable[T]) -> T:
     try:
         return await coroutine
     except SystemExit as exc:
         raise _ToolExited(exc) from None
 
 
-def _in_daemon_thread(name: str, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+def _in_daemon_thread(name: str, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
     """Run ``fn()`` in a new daemon thread; its outcome (any exception included) lands in the future."""
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def work() -> None:
         if not future.set_running_or_notify_cancel():
@@ -70,7 +75,7 @@ class DuplicateToolError(ValueError):
     """Two tools with one name: a model could not tell which one it called."""
 
 
-def render_result(value: Any) -> str:
+def render_result(value: JSON) -> str:
     """A tool's return value as the text a model reads."""
     if value is None:
         return "ok"
@@ -110,7 +115,7 @@ class ToolRegistry:
         tools: Iterable[Tool] = (),
         *,
         known: Iterable[str] = (),
-        unloaded_hint: str = "Say what you need it for and it will be offered on the next turn.",
+        unloaded_hint: str = UNLOADED_HINT,
         timeout: float = DEFAULT_TIMEOUT,
         max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
@@ -138,7 +143,7 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def get(self, name: str) -> Tool:
@@ -148,13 +153,13 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def schemas(self) -> list[dict[str, Any]]:
+    def schemas(self) -> list[JSONObject]:
         """Every tool's definition in the Anthropic Messages API shape."""
         return [t.to_api() for t in self._tools.values()]
 
     # --- checking a call before running it ---------------------------------------------
 
-    def check(self, name: str, args: Any) -> str | None:
+    def check(self, name: str, args: JSON) -> str | None:
         """Why this call cannot run (one sentence), or None when it can."""
         if name not in self._tools:
             if name in self.known:
@@ -181,7 +186,7 @@ class ToolRegistry:
     def _error(self, call_id: str, text: str) -> ToolResult:
         return ToolResult(call_id, valid_unicode(text), is_error=True)
 
-    def _ok(self, call_id: str, value: Any) -> ToolResult:
+    def _ok(self, call_id: str, value: JSON) -> ToolResult:
         return ToolResult(call_id, valid_unicode(truncate(render_result(value), self.max_result_chars)))
 
     def _failed(self, call_id: str, name: str, exc: BaseException) -> ToolResult:
@@ -192,7 +197,7 @@ class ToolRegistry:
     def _timed_out(self, call_id: str, name: str) -> ToolResult:
         return self._error(call_id, f"Tool '{name}' did not return within {self.timeout:g} s and was abandoned.")
 
-    def dispatch(self, name: str, args: Any, call_id: str = "call") -> ToolResult:
+    def dispatch(self, name: str, args: JSON, call_id: str = "call") -> ToolResult:
         """Run a synchronous tool; every failure becomes an error result."""
         problem = self.check(name, args)
         if problem:
@@ -211,7 +216,7 @@ class ToolRegistry:
         except (Exception, SystemExit) as exc:  # a tool's bug must not end the conversation
             return self._failed(call_id, name, exc)
 
-    async def adispatch(self, name: str, args: Any, call_id: str = "call") -> ToolResult:
+    async def adispatch(self, name: str, args: JSON, call_id: str = "call") -> ToolResult:
         """Run a tool (sync or async) from an event loop; every failure becomes an error result."""
         problem = self.check(name, args)
         if problem:

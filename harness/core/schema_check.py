@@ -21,11 +21,13 @@ import json
 import sys
 from typing import Any
 
+from harness.core.json_types import JSON, JSONObject
+
 #: Deeper instances or schemas than this are refused rather than risk Python's recursion limit.
 MAX_DEPTH = 64
 
 
-def _jsonschema() -> Any:
+def _jsonschema() -> Any:  # Any: jsonschema ships no types
     """``jsonschema``, imported on first use without the ``iri`` format checker's grammar."""
     if "jsonschema" in sys.modules:
         return sys.modules["jsonschema"]
@@ -40,7 +42,7 @@ def _jsonschema() -> Any:
     return jsonschema
 
 
-def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
+def _depth(value: JSON, limit: int = MAX_DEPTH) -> int:
     """How deeply ``value`` nests, counted up to ``limit + 1`` without recursion."""
     deepest, stack = 0, [(value, 1)]
     while stack:
@@ -59,7 +61,7 @@ def _first_sentence(text: str, limit: int = 160) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _validator(schema_json: str) -> tuple[Any, str | None]:
+def _validator(schema_json: str) -> tuple[Any, str | None]:  # Any: a jsonschema validator (no types)
     """(validator, None) for a usable schema, or (None, why it is not), cached by the schema's JSON."""
     schema = json.loads(schema_json)
     if _depth(schema) > MAX_DEPTH:
@@ -86,7 +88,7 @@ _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_SCHEMAS = ("not", "if", "then", "else")
 
 
-def _pointer(root: Any, ref: str) -> Any:
+def _pointer(root: JSON, ref: str) -> JSON:
     """The node a local ``$ref`` (``#`` or ``#/a/b``) points at; KeyError when there is none."""
     from urllib.parse import unquote
 
@@ -102,11 +104,11 @@ def _pointer(root: Any, ref: str) -> Any:
     return node
 
 
-def _ref_problem(schema: dict[str, Any]) -> str | None:
+def _ref_problem(schema: JSONObject) -> str | None:
     """Why the schema's ``$ref`` s cannot be followed: one that points nowhere, off the document, or
     back to itself without reading any input (``{"$ref": "#/x"}`` at ``x``, or via ``anyOf``)."""
-    refs: list[dict[str, Any]] = []
-    stack: list[Any] = [schema]
+    refs: list[JSONObject] = []
+    stack: list[JSON] = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
@@ -125,7 +127,7 @@ def _ref_problem(schema: dict[str, Any]) -> str | None:
             return f"its $ref {ref!r} points at nothing in the schema"
         # Follow what applies to the same value (refs and in-place keywords) and look for start again.
         seen: set[int] = set()
-        todo: list[Any] = [_pointer(schema, ref)]
+        todo: list[JSON] = [_pointer(schema, ref)]
         while todo:
             node = todo.pop()
             if not isinstance(node, dict) or id(node) in seen:
@@ -146,11 +148,11 @@ def _ref_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _key(schema: Any) -> str:
+def _key(schema: JSON) -> str:
     return json.dumps(schema, sort_keys=True, ensure_ascii=False, default=repr)
 
 
-def schema_problem(schema: Any) -> str | None:
+def schema_problem(schema: JSON) -> str | None:
     """Why ``schema`` cannot be used as a tool's input schema (a phrase), or None when it can."""
     if not isinstance(schema, dict):
         return f"it must be a JSON object, got {type(schema).__name__}"
@@ -166,7 +168,7 @@ def _name(path: str) -> str:
     return path or "(input)"
 
 
-def _path(parts: Any) -> str:
+def _path(parts: Any) -> str:  # Any: a jsonschema error's path (no types)
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -178,7 +180,7 @@ _ORDER = ("anyOf", "oneOf", "type", "enum", "const", "minimum", "maximum", "excl
           "minLength", "maxLength", "required", "additionalProperties")
 
 
-def _phrase(error: Any) -> str:
+def _phrase(error: Any) -> str:  # Any: a jsonschema ValidationError (no types)
     """One jsonschema ValidationError as a phrase that names the argument the model got wrong."""
     path = _path(error.absolute_path)
     value, kind, expected = error.instance, error.validator, error.validator_value
@@ -210,7 +212,7 @@ def _phrase(error: Any) -> str:
     return f"argument '{_name(path)}': {_first_sentence(error.message, 120)}"
 
 
-def first_error(value: Any, schema: dict[str, Any]) -> str | None:
+def first_error(value: JSON, schema: JSONObject) -> str | None:
     """The first way ``value`` breaks ``schema``, as a phrase naming the argument, or None.
 
     An unusable schema is reported as such (never raised): see :func:`schema_problem`.

@@ -20,10 +20,11 @@ import hashlib
 import importlib.resources
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Iterable, Literal
 
 import tiktoken
 
+from harness.core.json_types import JSONObject
 from harness.core.messages import Transcript
 from harness.core.tools import Tool
 
@@ -75,7 +76,7 @@ def count_text(text: str, name: str = DEFAULT_ENCODING) -> int:
     return len(encoding(name).encode(text, disallowed_special=()))
 
 
-def definition_json(t: Tool | dict[str, Any]) -> str:
+def definition_json(t: Tool | JSONObject) -> str:
     """The JSON a tool definition travels as."""
     if isinstance(t, Tool):
         return t.api_json
@@ -87,12 +88,12 @@ def _count_definition(text: str, name: str) -> int:
     return count_text(text, name)
 
 
-def tool_tokens(t: Tool | dict[str, Any], name: str = DEFAULT_ENCODING) -> int:
+def tool_tokens(t: Tool | JSONObject, name: str = DEFAULT_ENCODING) -> int:
     """Tokens of one tool definition (name, description, input schema); cached, as sweeps recount."""
     return _count_definition(definition_json(t), name)
 
 
-def tools_tokens(tools: Iterable[Tool | dict[str, Any]], name: str = DEFAULT_ENCODING) -> int:
+def tools_tokens(tools: Iterable[Tool | JSONObject], name: str = DEFAULT_ENCODING) -> int:
     return sum(tool_tokens(t, name) for t in tools)
 
 
@@ -144,7 +145,7 @@ class ContextAccountant:
         self.encoding_name = encoding_name
         self.snapshots: list[ContextSnapshot] = []
 
-    def snapshot(self, tools: Iterable[Tool | dict[str, Any]], transcript: Transcript, system: str = "") -> ContextSnapshot:
+    def snapshot(self, tools: Iterable[Tool | JSONObject], transcript: Transcript, system: str = "") -> ContextSnapshot:
         tools = list(tools)
         snap = ContextSnapshot(
             system_tokens=count_text(system, self.encoding_name) if system else 0,

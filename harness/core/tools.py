@@ -17,6 +17,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, get_args, get_origin
 
+from harness.core.json_types import JSON, JSONObject
+
 #: Side-effect tags a tool may carry. They let a harness ask for confirmation before
 #: destructive calls or keep network tools out of an offline run.
 SIDE_EFFECTS = frozenset({"read", "write", "destructive", "network", "discovery"})
@@ -28,8 +30,8 @@ class Tool:
 
     name: str
     description: str
-    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    input_schema: JSONObject = field(default_factory=lambda: {"type": "object", "properties": {}})
+    fn: Callable[..., JSON] | None = field(default=None, compare=False, repr=False)
     tags: frozenset[str] = frozenset()
     domain: str = ""
 
@@ -59,7 +61,7 @@ class Tool:
     def required(self) -> list[str]:
         return list(self.input_schema.get("required", []))
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> JSONObject:
         """The definition in the Anthropic Messages API shape (what the model is shown)."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
@@ -81,10 +83,10 @@ class Tool:
 
 # --- building a schema from a Python signature -------------------------------------------
 
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
+_JSON_TYPES: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
 
 
-def json_type(annotation: Any) -> dict[str, Any]:
+def json_type(annotation: Any) -> JSONObject:  # Any: a Python annotation (a class or a typing form)
     """The JSON Schema for one Python annotation (str, int, list[str], Literal[...], X | None)."""
     origin = get_origin(annotation)
     if annotation in _JSON_TYPES:
@@ -130,10 +132,10 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return description, params
 
 
-def schema_from_signature(fn: Callable[..., Any], param_docs: dict[str, str]) -> dict[str, Any]:
+def schema_from_signature(fn: Callable[..., object], param_docs: dict[str, str]) -> JSONObject:
     """The input schema of ``fn``: one property per parameter, required when it has no default."""
     hints = typing.get_type_hints(fn)
-    properties: dict[str, Any] = {}
+    properties: JSONObject = {}
     required: list[str] = []
     for pname, param in inspect.signature(fn).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -148,19 +150,19 @@ def schema_from_signature(fn: Callable[..., Any], param_docs: dict[str, str]) ->
         elif param.default is not None:
             prop["default"] = param.default
         properties[pname] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    schema: JSONObject = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema
 
 
 def tool(
-    fn: Callable[..., Any] | None = None,
+    fn: Callable[..., object] | None = None,
     *,
     name: str | None = None,
     tags: typing.Iterable[str] = (),
     domain: str = "",
-) -> Any:
+) -> Any:  # Any: a Tool, or (given only options) a decorator that makes one
     """Turn a typed, docstringed function into a :class:`Tool`.
 
     >>> @tool(tags={"read"})
@@ -175,7 +177,7 @@ def tool(
     'The text to count.'
     """
 
-    def build(f: Callable[..., Any]) -> Tool:
+    def build(f: Callable[..., object]) -> Tool:
         description, param_docs = parse_docstring(f.__doc__)
         if not description:
             raise ValueError(f"{f.__name__}: a tool needs a docstring; it is the description the model reads.")

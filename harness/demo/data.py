@@ -68,7 +68,8 @@ def show_number(value: Fraction) -> str:
             d //= p
     if d != 1:
         return f"{float(value):.12g}"
-    with decimal.localcontext(prec=100):
+    with decimal.localcontext() as context:  # localcontext(prec=...) needs Python 3.11
+        context.prec = 100
         return format((Decimal(value.numerator) / Decimal(value.denominator)).normalize(), "f")
 
 

@@ -14,10 +14,13 @@ import importlib.resources
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.demo.effects import validate_checks
 from harness.core.steps import split_steps
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
 
 #: The labels are package data, read through importlib.resources wherever harness is installed.
 DATA_DIR = importlib.resources.files("harness") / "data"
@@ -103,12 +106,12 @@ def _names(value: list[Any], field: str, where: str) -> tuple[str, ...]:
 
 def load_demo_queries(path: Path | str | None = None) -> list[LabelledQuery]:
     """The labelled demo queries (``harness/data/demo_queries.jsonl`` unless ``path`` is given)."""
-    path = Path(path) if path else QUERIES_FILE
+    source: Traversable = Path(path) if path else QUERIES_FILE
     out, seen = [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        where = f"{path.name} line {n}"
+        where = f"{source.name} line {n}"
         try:
             rec = _require(json.loads(line), {"qid": str, "query": str, "gold": list, "kind": str, "domain": str}, where)
         except json.JSONDecodeError as exc:
@@ -138,21 +141,21 @@ def load_scenarios(split: str = "dev") -> list[Scenario]:
     return load_demo_scenarios(SPLITS[split])
 
 
-def load_demo_scenarios(path: Path | str | None = None) -> list[Scenario]:
+def load_demo_scenarios(path: Path | str | Traversable | None = None) -> list[Scenario]:
     """The scenarios in ``path`` (the development set, ``harness/data/demo_scenarios.json``, when None).
 
     Every scenario must carry its ``checks``: a scenario without them could only be judged on names.
     """
-    path = Path(path) if path else SCENARIOS_FILE
+    source = (Path(path) if isinstance(path, str) else path) if path else SCENARIOS_FILE
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = json.loads(source.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+        raise ValueError(f"{source.name} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
     if not isinstance(records, list):
-        raise ValueError(f"{path.name}: expected a JSON list of scenarios.")
+        raise ValueError(f"{source.name}: expected a JSON list of scenarios.")
     out, seen = [], set()
     for n, rec in enumerate(records):
-        where = f"{path.name} scenario {n} ({rec.get('id', '?') if isinstance(rec, dict) else '?'})"
+        where = f"{source.name} scenario {n} ({rec.get('id', '?') if isinstance(rec, dict) else '?'})"
         rec = _require(rec, {"id": str, "request": str, "tools": list, "kind": str}, where)
         if rec["kind"] not in KINDS:
             raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {rec['kind']!r}.")

@@ -13,6 +13,7 @@ import difflib
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 Files = dict[str, str]
 
@@ -41,7 +42,7 @@ def commit_id(parent: str | None, author: str, date: str, message: str, files: F
 
 def unified_diff(old: Files, new: Files, paths: list[str] | None = None) -> str:
     """A unified diff between two snapshots ('' when they agree on every path asked about)."""
-    chunks = []
+    chunks: list[str] = []
     for path in sorted(paths if paths is not None else set(old) | set(new)):
         a, b = old.get(path), new.get(path)
         if a == b:
@@ -65,7 +66,7 @@ class InMemoryRepo:
 
     # --- history ------------------------------------------------------------------------
 
-    def add_commit(self, branch: str, author: str, date: str, message: str, changes: dict[str, str | None]) -> Commit:
+    def add_commit(self, branch: str, author: str, date: str, message: str, changes: Mapping[str, str | None]) -> Commit:
         parent = self.branches.get(branch)
         files = dict(self.commits[parent].files) if parent else {}
         for path, content in changes.items():
@@ -105,7 +106,8 @@ class InMemoryRepo:
 
     def history(self, start: Commit | None = None) -> list[Commit]:
         """Commits from ``start`` (HEAD by default) back to the first, newest first."""
-        out, c = [], start or self.head_commit()
+        out: list[Commit] = []
+        c: Commit | None = start or self.head_commit()
         while c is not None:
             out.append(c)
             c = self.commits[c.parent] if c.parent else None

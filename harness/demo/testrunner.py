@@ -71,11 +71,11 @@ def _failure(fn: ast.AST) -> tuple[str, int] | None:
     """The failure message and line of a test that cannot pass, or None."""
     for node in ast.walk(fn):
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Constant) and not node.test.value:
-            msg = node.msg.value if isinstance(node.msg, ast.Constant) else f"assert {node.test.value!r}"
+            msg = str(node.msg.value) if isinstance(node.msg, ast.Constant) else f"assert {node.test.value!r}"
             return f"AssertionError: {msg}", node.lineno
         if isinstance(node, ast.Call) and _dotted(node.func) in ("pytest.fail", "fail"):
             arg = node.args[0] if node.args else None
-            msg = arg.value if isinstance(arg, ast.Constant) else "pytest.fail() was called"
+            msg = str(arg.value) if isinstance(arg, ast.Constant) else "pytest.fail() was called"
             return f"Failed: {msg}", node.lineno
     return None
 

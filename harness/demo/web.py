@@ -30,7 +30,9 @@ class _PageReader(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.title, self.text, self.links = "", [], []
+        self.title = ""
+        self.text: list[str] = []
+        self.links: list[tuple[str, str]] = []
         self._hidden, self._in_title = 0, False
         self._href: str | None = None
         self._anchor: list[str] = []

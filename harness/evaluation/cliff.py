@@ -35,6 +35,9 @@ from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 #: What a sweep asks the model: given a request and the tools shown, which tool (and arguments)?
 Pick = tuple[Union[str, None], dict[str, Any]]
 Chooser = Callable[[str, Sequence[Tool]], Union[Pick, Awaitable[Pick]]]
+#: ... or also the margin over the best rival, and that rival (a model that reports its log-probabilities)
+MarginPick = tuple[Union[str, None], dict[str, Any], Union[float, None], Union[str, None]]
+MarginChooser = Callable[[str, Sequence[Tool]], Union[Pick, MarginPick, Awaitable[Union[Pick, MarginPick]]]]
 
 DEFAULT_NS = (5, 10, 20, 30, 50, 75, 100)
 
@@ -274,7 +277,7 @@ def fixed_lists(pool: Sequence[Tool], queries: Sequence[Any], n: int, *, seed: i
 
 
 async def fixed_list_sweep(
-    choose: Chooser,
+    choose: MarginChooser,
     pool: Sequence[Tool],
     queries: Sequence[Any],
     ns: Iterable[int],
@@ -466,7 +469,7 @@ def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any]
     twice); fields a file does not record keep the Trial's defaults (no arguments given, no margin).
     """
     text = (Path(path).read_text(encoding="utf-8") if path
-            else resources.files("harness").joinpath("data", committed).read_text(encoding="utf-8"))
+            else (resources.files("harness") / "data" / committed).read_text(encoding="utf-8"))
     data = json.loads(text)
     expected = {q.qid: q.args for q in load_demo_queries()}
     saved = [dict(zip(data["fields"], row)) for row in data["trials"]]
@@ -496,6 +499,6 @@ def carried_over(trials: Sequence[Trial], confusable_pairs: Iterable[tuple[str, 
     def norm(v: Any) -> Any:
         return v.strip().strip("#@").lower() if isinstance(v, str) else v
 
-    carried = [t for t in calls if {norm(v) for v in t.args_expected.values()} & {norm(v) for v in t.args_given.values()
+    carried = [t for t in calls if {norm(v) for v in (t.args_expected or {}).values()} & {norm(v) for v in t.args_given.values()
                                                                                     if not isinstance(v, (dict, list))}]
     return len(carried), len(calls)

@@ -56,4 +56,4 @@ def test_reports(test_sets: TestSets, names: Sequence[str], encoder: Encoder | N
             for dataset, (tools, queries) in test_sets.items() for name in names}
 
 
-test_reports.__test__ = False  # a library function, not a pytest test
+setattr(test_reports, "__test__", False)  # a library function, not a pytest test

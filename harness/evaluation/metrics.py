@@ -192,4 +192,4 @@ def evaluate(retriever: Ranker, queries: Iterable[Query], ks: Sequence[int] = (1
         outcomes.append(Outcome(q, tuple(ranking[: max(depth, *ks)]), elapsed))
     if not outcomes:
         raise ValueError("There are no queries to evaluate.")
-    return Report(name or getattr(retriever, "name", type(retriever).__name__), tuple(ks), outcomes)
+    return Report(str(name or getattr(retriever, "name", type(retriever).__name__)), tuple(ks), outcomes)

@@ -37,13 +37,16 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from harness.core.messages import Transcript
 from harness.core.rates import bootstrap_interval
 from harness.core.tokens import DEFAULT_ENCODING, count_text, definition_json, tool_tokens
 from harness.core.tools import Tool
-from harness.evaluation.scenarios import run_scenarios
+from harness.demo.labels import Scenario
+from harness.evaluation.scenarios import ScenarioRun, run_scenarios
+from harness.providers.base import ModelTurn, Provider
+from harness.selection.catalog import ToolCatalog
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,8 @@ def found_tools_in_messages(prompts: Sequence[Prompt]) -> list[Prompt]:
         return []
     base = {b.key for b in prompts[0].blocks if b.kind == "tool"}
     found_after: dict[Block, int] = {}  # a found definition -> how many messages precede it
-    out, earlier = [], ()
+    out: list[Prompt] = []
+    earlier: tuple[Block, ...] = ()
     for i, prompt in enumerate(prompts):
         messages = tuple(b for b in prompt.blocks if b.kind == "message")
         if messages[:len(earlier)] != earlier:
@@ -122,15 +126,15 @@ class PromptRecorder:
     Wrap the model with it, run the task, read :attr:`prompts`; :meth:`clear` starts a new task.
     """
 
-    def __init__(self, provider: Any, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, provider: Provider, encoding: str = DEFAULT_ENCODING) -> None:
         self.provider = provider
         self.name = getattr(provider, "name", "provider")
         self.encoding = encoding
         self.prompts: list[Prompt] = []
 
-    async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], **options: Any) -> Any:
+    async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
         self.prompts.append(prompt_of(tools, system, transcript, self.encoding))
-        return await self.provider.complete(system=system, transcript=transcript, tools=tools, **options)
+        return await self.provider.complete(system=system, transcript=transcript, tools=tools, max_tokens=max_tokens)
 
     def clear(self) -> list[Prompt]:
         """The prompts recorded so far (and forget them)."""
@@ -223,14 +227,15 @@ def run_cache_use(prompts: Sequence[Prompt], rules: CacheRules = CacheRules()) -
 class PricedRun:
     """One scenario's run and the prompts it sent (its setup requests' included)."""
 
-    run: Any  # harness.evaluation.scenarios.ScenarioRun
+    run: ScenarioRun
     prompts: list[Prompt]
 
     def use(self, rules: CacheRules = CacheRules()) -> CacheUse:
         return run_cache_use(self.prompts, rules)
 
 
-async def run_recorded(provider: Any, make_catalog: Any, scenarios: Sequence[Any], **options: Any) -> list[PricedRun]:
+async def run_recorded(provider: Provider, make_catalog: Callable[[], ToolCatalog], scenarios: Sequence[Scenario],
+                       **options: Any) -> list[PricedRun]:
     """:func:`harness.evaluation.scenarios.run_scenarios` one scenario at a time, keeping each run's prompts.
 
     Each scenario starts on a cold cache (a fresh session): a cache warmed by earlier tasks would

@@ -35,17 +35,19 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from harness.selection.agent import Deferral, RunResult, arun, as_selector
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, world_of, world_state
+from harness.demo.labels import Scenario
 from harness.demo.effects import Served, State, failed_checks
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import QueryFn
 from harness.selection.ranking import DEFAULT_K, Selector
 from harness.core.rates import bootstrap_interval
 from harness.core.tokens import count_text
+from harness.providers.base import Provider
 
 Tools = Selector | ToolCatalog  # what the loop selects from: a selector, or a catalog with Chapter 2's defaults
 
 
-def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
+def oracle_steps(scenario: Scenario, catalog: Tools) -> list[tuple[Transcript, str]]:
     """For each step: the transcript just before it (earlier steps done right) and the tool it needs.
 
     Earlier calls carry their required argument *keys* (values are placeholders): that is all a
@@ -73,14 +75,14 @@ def oracle_steps(scenario: Any, catalog: Tools) -> list[tuple[Transcript, str]]:
     return out
 
 
-def per_step_hits(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> list[bool]:
+def per_step_hits(catalog: Tools, scenarios: Iterable[Scenario], query_fn: QueryFn, k: int = DEFAULT_K) -> list[bool]:
     """For every step of every scenario: is its needed tool among the ``k`` selected for that step's query?"""
     selector = as_selector(catalog)
     return [needed in {t.name for t in selector.select(query_fn(t), k)}
             for s in scenarios for t, needed in oracle_steps(s, catalog)]
 
 
-def per_step_recall(catalog: Tools, scenarios: Iterable[Any], query_fn: QueryFn, k: int = DEFAULT_K) -> float:
+def per_step_recall(catalog: Tools, scenarios: Iterable[Scenario], query_fn: QueryFn, k: int = DEFAULT_K) -> float:
     """Share of steps whose needed tool is among the ``k`` tools selected for that step's query."""
     hits = per_step_hits(catalog, scenarios, query_fn, k)
     if not hits:
@@ -109,7 +111,7 @@ class ScenarioRun:
     successfully in order — kept so chapters can show where the two differ.
     """
 
-    scenario: Any
+    scenario: Scenario
     result: RunResult
     success: bool
     tools_right: bool = False
@@ -146,7 +148,7 @@ def in_order(needed: Sequence[str], called: Sequence[str]) -> bool:
     return all(any(c == n for c in it) for n in needed)
 
 
-def tools_right(scenario: Any, result: RunResult, catalog: Tools) -> bool:
+def tools_right(scenario: Scenario, result: RunResult, catalog: Tools) -> bool:
     """The old judgement, on names: the needed tools called successfully, in order.
 
     An opener with no tools: the answer names at least three real tools. That rule grew next to
@@ -174,7 +176,7 @@ def served(results: Iterable[RunResult]) -> list[Served]:
     return out
 
 
-def judge(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
+def judge(scenario: Scenario, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
           before: State | None = None, answer: str | None = None, shown: Sequence[Served] | None = None) -> bool:
     """Did the run do what the scenario asked, and nothing else? Judged on the world's state afterwards.
 
@@ -187,7 +189,7 @@ def judge(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld 
     return not judgement(scenario, result, catalog, world=world, before=before, answer=answer, shown=shown)[1]
 
 
-def judgement(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
+def judgement(scenario: Scenario, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
               before: State | None = None, answer: str | None = None,
               shown: Sequence[Served] | None = None) -> tuple[bool, tuple[str, ...]]:
     """``(tools_right, failures)``: the names-in-order judgement and the checks that did not hold."""
@@ -206,7 +208,7 @@ def judgement(scenario: Any, result: RunResult, catalog: Tools, *, world: DemoWo
     return names, tuple(failed_checks(checks, world, before, said, served([result]) if shown is None else shown))
 
 
-async def run_scenario(provider: Any, selector: Tools, scenario: Any, *, world: DemoWorld | None = None,
+async def run_scenario(provider: Provider, selector: Tools, scenario: Scenario, *, world: DemoWorld | None = None,
                        **loop: Any) -> ScenarioRun:
     """Run a scenario's setup requests, then its request, through :func:`harness.selection.agent.arun`.
 
@@ -235,9 +237,9 @@ async def run_scenario(provider: Any, selector: Tools, scenario: Any, *, world: 
 
 
 async def run_scenarios(
-    provider: Any,
+    provider: Provider,
     make_catalog: Callable[[], ToolCatalog],
-    scenarios: Iterable[Any],
+    scenarios: Iterable[Scenario],
     *,
     selector: Callable[[ToolCatalog], Selector] | None = None,
     deferral: Callable[[ToolCatalog], Deferral] | None = None,

@@ -45,6 +45,7 @@ from harness.selection.ranking import DEFAULT_K, Ranker
 from harness.evaluation.datasets import DATASETS, demo_dataset, load_public, missing_data_note, step_queries
 from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, dense_unavailable_reason
 from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.learned import QueryLogRetriever
 from harness.retrieval.named import make_retriever
 from harness.evaluation.query_time import breakdown
@@ -253,15 +254,15 @@ def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense:
             report = evaluate(r, query_set, name=name)
             rows.append(Row(label, name, len(query_set), len(tools), build_s=build,
                             p50_ms=report.latency_ms(50), p95_ms=report.latency_ms(95), load=os.getloadavg()[0]))
-            if name == "hybrid-rrf" and len(tools) == len(catalog):
+            if name == "hybrid-rrf" and isinstance(r, HybridRetriever) and len(tools) == len(catalog):
                 rows += stage_rows(r, queries, f"stages-{len(tools)}")
     return rows
 
 
-def stage_rows(hybrid: Ranker, queries: Sequence[str], label: str) -> list[Row]:
+def stage_rows(hybrid: HybridRetriever, queries: Sequence[str], label: str) -> list[Row]:
     """One latency row per stage of a hybrid query (tokenizer, embedding layers, catalog, BM25, fusion)."""
     times = breakdown(hybrid, queries)
-    return [Row(label, f"hybrid-rrf: {stage}", len(queries), len(hybrid.dense.ids), p50_ms=times.percentile(stage, 50),
+    return [Row(label, f"hybrid-rrf: {stage}", len(queries), len(hybrid.lexical.ids), p50_ms=times.percentile(stage, 50),
                 p95_ms=times.percentile(stage, 95), load=os.getloadavg()[0]) for stage in times.wall]
 
 

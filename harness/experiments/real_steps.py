@@ -40,13 +40,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
+from harness.demo.labels import Scenario
 from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch, discovery_tool
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import DEFAULT_QUERY, QueryFn, query_from_recent, query_from_user_message
@@ -54,6 +54,9 @@ from harness.selection.ranking import Selector
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.scenarios import oracle_steps
 from harness.core.tools import Tool
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
 
 RESULTS_FILE = "real_model_steps.jsonl"
 COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_steps --out harness/data/real_model_steps.jsonl"
@@ -137,7 +140,7 @@ class Case:
     transcript: Transcript
 
 
-def final_transcript(scenario: Any, steps: Sequence[tuple[Transcript, str]], catalog: ToolCatalog) -> Transcript:
+def final_transcript(scenario: Scenario, steps: Sequence[tuple[Transcript, str]], catalog: ToolCatalog) -> Transcript:
     """The conversation after the scenario's last step, done right: where the model should answer."""
     if not steps:  # no tool needed (a greeting): the setup turns answered, then the request
         t = Transcript()

@@ -181,7 +181,7 @@ def recorded() -> dict[str, dict[str, Any]]:
     import json
     from importlib.resources import files
 
-    return json.loads(files("harness").joinpath("data", RECORD).read_text(encoding="utf-8"))
+    return json.loads((files("harness") / "data" / RECORD).read_text(encoding="utf-8"))
 
 
 def _default(cls: type, parameter: str) -> Any:

@@ -393,7 +393,7 @@ def code_lines(source: str) -> int:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            doc_lines.update(range(body[0].lineno, body[0].end_lineno + 1))
+            doc_lines.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
     code: set[int] = set()
     skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):

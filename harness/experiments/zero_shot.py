@@ -58,7 +58,7 @@ BASELINE = "hybrid-rrf"
 #: What each dataset is scored by (per query), and the short names the chapter uses.
 METRIC = {"livemcp-task": "R@10", "livemcp-step": "Hit@5", "toollens": "R@10", "demo": "R@5"}
 SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {"steps": split_steps, "clauses": clauses}
-GRID = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
+GRID: dict[str, list[int | str]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
 TOOLLENS_SAMPLE = {"development": 300, "test": 400}
 REBUILD = "python -m harness.experiments.zero_shot --out harness/data/zero_shot_results.json"
 
@@ -127,8 +127,8 @@ def tune(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
             for cat in cats.values():
                 dense = DenseRetriever(cat.tools, encoder=encoder)
                 hybrid = HybridRetriever(cat.tools, dense=dense)
-                r: Ranker = (HierarchicalRetriever(cat.tools, servers=value, encoder=encoder, tool_ranker=hybrid)
-                             if knob == "servers" else PlannedRetriever(hybrid, splitter=SPLITTERS[value]))
+                r: Ranker = (HierarchicalRetriever(cat.tools, servers=int(value), encoder=encoder, tool_ranker=hybrid)
+                             if knob == "servers" else PlannedRetriever(hybrid, splitter=SPLITTERS[str(value)]))
                 means += [statistics.fmean(per_query(r, qs, name)) for name, qs in cat.development.items()]
             scores[knob][str(value)] = statistics.fmean(means)
         best = max(grid, key=lambda v: (scores[knob][str(v)], -grid.index(v)))

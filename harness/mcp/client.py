@@ -42,6 +42,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import time
 import uuid
 import weakref
@@ -53,6 +54,9 @@ import anyio
 import mcp.types as mcp_types
 import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
 
 from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
@@ -136,7 +140,7 @@ def log_file_name(server: str) -> str:
     return f"{safe}.log" if safe == server else f"{safe}-{identity_hash(server, '')[:8]}.log"
 
 
-def one_line(error: Exception) -> str:
+def one_line(error: BaseException) -> str:
     """An exception as one short line: a pydantic dump becomes 'field: message' of its first error."""
     if isinstance(error, pydantic.ValidationError) and error.errors():
         first = error.errors()[0]
@@ -281,6 +285,7 @@ class ServerConnection:
         self.config = config
         self.child_env = dict(child_env or {})  # variables every server of the hub is given besides its own
         self.max_result_chars = max_result_chars
+        self.log_path = log_path  # where the server's stderr goes (the status shows it too)
         self.status = ServerStatus(config.name, log_path=log_path)
         self.definitions: list[mcp_types.Tool] = []
         self.session: ClientSession | None = None
@@ -341,7 +346,7 @@ class ServerConnection:
         params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
                                        cwd=cfg.cwd, encoding_error_handler="replace")
         try:
-            with open(self.status.log_path, "w", encoding="utf-8") as errlog:
+            with open(self.log_path, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     async with ClientSession(read, write, message_handler=self._on_message) as session:
                         with anyio.move_on_after(cfg.startup_timeout) as deadline:

@@ -13,7 +13,7 @@ reach this module: deferred means "not shown yet", disabled means "does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypedDict
 
 from harness.core.tokens import DEFAULT_ENCODING, tool_tokens
 from harness.core.tools import Tool
@@ -100,21 +100,24 @@ def plan_deferral(
 
 # --- three ways to load tools, compared end to end (Chapter 5, "Success and cost") ----------------
 
-#: What :func:`harness.evaluation.scenarios.run_scenarios` takes to run one way of loading tools:
-#: ``selector`` (per-turn choice over the catalog) and ``deferral`` (tools loaded during a run).
-LoadingStrategy = Mapping[str, Callable[[Any], Any]]
+class LoadingStrategy(TypedDict, total=False):
+    """What :func:`harness.evaluation.scenarios.run_scenarios` takes to run one way of loading tools:
+    ``selector`` (per-turn choice over the catalog) and ``deferral`` (tools loaded during a run)."""
+
+    selector: Callable[[ToolCatalog], Selector]
+    deferral: Callable[[ToolCatalog], Deferral]
 
 
-def _nothing_per_turn(catalog: Any) -> Any:
+def _nothing_per_turn(catalog: ToolCatalog) -> Selector:
     return Selector.over(ToolCatalog([]))
 
 
-def _every_tool(catalog: Any) -> Any:
+def _every_tool(catalog: ToolCatalog) -> Deferral:
     tools = list(catalog.tools)
     return Deferral(extra_tools=lambda: tools)
 
 
-def _deferred_search(catalog: Any, keep_loaded: bool = True) -> Any:
+def _deferred_search(catalog: ToolCatalog, keep_loaded: bool = True) -> Deferral:
     search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
     return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn,
                     known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")

@@ -149,14 +149,14 @@ def landscape_config(
         skipped.append(f"The {len(NODE_SERVERS)} Node servers are skipped: {_shown(node_modules)} is missing "
                        f"(run `npm ci` in {_shown(node_dir)}, or scripts/setup.sh full).")
     else:
-        for name, (package, args, env) in NODE_SERVERS.items():
+        for name, (package, node_args, env) in NODE_SERVERS.items():
             if not (node_modules / package / "package.json").exists():
                 skipped.append(f"{package} is skipped: it is not in {_shown(node_modules)} (run `npm ci` again).")
                 continue
             folders = {"files": root / "files", "memory": root / "memory"}
             servers[name] = {
                 "command": node,
-                "args": [str(node_entry_point(node_modules, package)), *(a.format(**folders) for a in args)],
+                "args": [str(node_entry_point(node_modules, package)), *(a.format(**folders) for a in node_args)],
                 "env": {k: v.format(**folders) for k, v in env.items()},
             }
     for entry in servers.values():

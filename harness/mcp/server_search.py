@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.core.tools import Tool
+from harness.providers.base import Usage
 
 if TYPE_CHECKING:
     from harness.mcp.client import MCPHub
@@ -52,8 +53,15 @@ class ServerSearchRun:
     searches: list[str] = field(default_factory=list)  # queries Claude sent to the search tool
     found: list[list[str]] = field(default_factory=list)  # tool names each search returned
     calls: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # (tool, input, succeeded)
-    input_tokens: list[int] = field(default_factory=list)  # per request, as the API billed it
-    output_tokens: list[int] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)  # per request, as the API billed it
+
+    @property
+    def input_tokens(self) -> list[int]:
+        return [u.input_tokens for u in self.usage]
+
+    @property
+    def output_tokens(self) -> list[int]:
+        return [u.output_tokens for u in self.usage]
 
 
 def _record_search_blocks(blocks: list[dict[str, Any]], run: ServerSearchRun) -> None:
@@ -77,15 +85,15 @@ async def run_with_server_search(
     """One request on Claude with every MCP tool of ``hub`` deferred behind the API's BM25 tool search."""
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
-    tools = deferred_tools_param(list(hub.tools.values()))
-    messages: list[dict[str, Any]] = [{"role": "user", "content": user_message}]
+    # Any: the request is JSON as the API reads it; the SDK's typed params do not name every server-tool block
+    tools: list[Any] = deferred_tools_param(list(hub.tools.values()))
+    messages: list[Any] = [{"role": "user", "content": user_message}]
     run = ServerSearchRun("", "max_turns")
     for _ in range(max_turns):
         response = await provider.call(lambda client: client.messages.create(
             model=provider.model, max_tokens=max_tokens, system=system, messages=messages, tools=tools))
         blocks = [b.model_dump(mode="json", exclude_none=True) for b in response.content]
-        run.input_tokens.append(response.usage.input_tokens)
-        run.output_tokens.append(response.usage.output_tokens)
+        run.usage.append(Usage.from_api(response.usage))
         _record_search_blocks(blocks, run)
         messages.append({"role": "assistant", "content": blocks})  # server-side blocks go back unchanged
         if response.stop_reason == "pause_turn":  # a long server-side turn: send it back to continue

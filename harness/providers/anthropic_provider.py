@@ -128,7 +128,7 @@ def _api_message(err: anthropic.APIStatusError) -> str:
     message = getattr(err, "api_message", None)
     if not isinstance(message, str):
         body = err.body if isinstance(err.body, dict) else {}
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        inner: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
         message = inner.get("message") if isinstance(inner.get("message"), str) else None
     return (message or str(err.body or "no details")).strip().rstrip(".")
 
@@ -237,9 +237,7 @@ class AnthropicProvider:
                     f"Claude replied with a tool_use block the harness cannot run ({problem}): the API promises an id, "
                     f"a name and an object input, so check ANTHROPIC_BASE_URL and any proxy in between."))
         message = Message.from_api({"role": "assistant", "content": blocks})
-        counted = Usage(usage.input_tokens, usage.output_tokens,
-                        getattr(usage, "cache_creation_input_tokens", None) or 0,
-                        getattr(usage, "cache_read_input_tokens", None) or 0)
+        counted = Usage.from_api(usage)
         return ModelTurn(message, response.stop_reason or "", counted, response.model or "")
 
     def _not_a_reply(self, what: str) -> str:

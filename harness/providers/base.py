@@ -6,8 +6,8 @@ with a key, unchanged on Claude.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from dataclasses import astuple, dataclass
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.core.tools import Tool
@@ -26,10 +26,22 @@ class ProviderError(RuntimeError):
 
 @dataclass(frozen=True)
 class Usage:
+    """The tokens a reply was billed for; ``+`` adds two (a run's total), cache reads and writes kept apart."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0  # prompt caching: written to the cache (billed at a premium)
     cache_read_input_tokens: int = 0  # prompt caching: read from it (billed at a discount)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    @classmethod
+    def from_api(cls, usage: Any) -> Usage:  # Any: the SDK's usage object, parsed from the API's JSON
+        """The Messages API's ``usage``; the cache fields are absent or null where nothing was cached."""
+        return cls(usage.input_tokens, usage.output_tokens,
+                   getattr(usage, "cache_creation_input_tokens", None) or 0,
+                   getattr(usage, "cache_read_input_tokens", None) or 0)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -72,7 +73,7 @@ class CachedProvider:
         self.misses += 1
         turn = await self.inner.complete(system=system, transcript=transcript, tools=tools, max_tokens=max_tokens)
         row = {"key": key, "message": turn.message.to_api(), "stop_reason": turn.stop_reason,
-               "usage": {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}, "model": turn.model}
+               "usage": asdict(turn.usage), "model": turn.model}
         self._cache[key] = row
         self._append(json.dumps(row, ensure_ascii=False))
         return turn

@@ -373,7 +373,8 @@ def step_grammar(names: Sequence[str]) -> str:
 
 def call_margin(step: dict[str, Any]) -> float | None:
     """log P(best first token opening a call) − log P(best other first token), from one ``n_probs`` step."""
-    call, other = [], []
+    call: list[float] = []
+    other: list[float] = []
     for alt in step.get("top_logprobs", []):
         token = str(alt.get("token", "")).lstrip()
         (call if token and token.startswith(_CALL_PIECES) else other).append(float(alt.get("logprob", float("-inf"))))

@@ -271,9 +271,9 @@ def _discovered(events: list[tuple[ToolCall, ToolResult | None]], by_name: dict[
         for m in _JSON_NAME.finditer(result.content):
             out.setdefault(m.group(1), m.group(2) or "")
         for line in result.content.splitlines():
-            m = _LISTED_NAME.match(line)
-            if m:
-                out.setdefault(m.group(1), m.group(2))
+            listed = _LISTED_NAME.match(line)
+            if listed:
+                out.setdefault(listed.group(1), listed.group(2))
     return list(out.items())
 
 
@@ -295,6 +295,6 @@ def _discovery_args(t: Tool, step: str) -> dict:
     return {}
 
 
-def _summary(done: list[tuple[ToolCall, ToolResult | None]]) -> str:
+def _summary(done: Sequence[tuple[ToolCall, ToolResult | None]]) -> str:
     lines = [f"- {c.name}: {(r.content if r else '').strip()[:160]}" for c, r in done]
     return "Done.\n" + "\n".join(lines)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import AbstractSet, Any
 
 from harness.providers.offline_concepts import CONCEPTS
 from harness.core.steps import QUOTED, quoted_values
@@ -116,7 +116,7 @@ def fill_arguments(
     request: str,
     schema: dict[str, Any],
     *,
-    tool_words: set[str] = frozenset(),
+    tool_words: AbstractSet[str] = frozenset(),
     previous_result: str | None = None,
     context: str = "",
     tool_text: str = "",
@@ -131,8 +131,8 @@ def fill_arguments(
     pieces = extract(request)
     # What came before, most recent first: the previous result, then the user's earlier steps.
     earlier = extract(f"{context}\n{previous_result or ''}")
-    for kind in ("paths", "urls", "channels", "people", "dates", "emails"):
-        setattr(earlier, kind, list(reversed(getattr(earlier, kind))))
+    for piece in ("paths", "urls", "channels", "people", "dates", "emails"):
+        setattr(earlier, piece, list(reversed(getattr(earlier, piece))))
     props: dict[str, Any] = schema.get("properties", {}) or {}
     required = list(schema.get("required", []) or [])
     order = required + [n for n in props if n not in required]

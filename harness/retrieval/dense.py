@@ -57,10 +57,10 @@ def dense_available() -> bool:
 @functools.lru_cache(maxsize=1)
 def query_model() -> NumpyMiniLM:
     """The one loaded model every :class:`Encoder` shares (raises RuntimeError when the extra is missing)."""
-    reason = dense_unavailable_reason()
-    if reason:
+    reason, folder = dense_unavailable_reason(), model_dir()
+    if reason or folder is None:  # no folder means a reason
         raise RuntimeError(reason)
-    return NumpyMiniLM(model_dir())
+    return NumpyMiniLM(folder)
 
 
 class Encoder:
@@ -85,8 +85,8 @@ class Encoder:
         return hashlib.sha256(f"{self.model_name}|text|{text}".encode("utf-8")).hexdigest()
 
     def _from_disk_or_model(self, texts: list[str]) -> list[np.ndarray]:
-        found = {t: self.disk.get(self._text_key(t)) for t in texts} if self.disk else {}
-        todo = [t for t in texts if found.get(t) is None]
+        found = {t: v for t in texts if (v := self.disk.get(self._text_key(t))) is not None} if self.disk else {}
+        todo = [t for t in texts if t not in found]
         if todo:
             for t, vector in zip(todo, self._model_encode(todo)):
                 found[t] = vector
@@ -180,8 +180,8 @@ def embed_tools(tools: Sequence[CatalogTool], encoder: Encoder, cache: Embedding
     New vectors are cached ``chunk`` at a time, so an interrupted first run keeps what it embedded.
     """
     keys = [cache_key(t, encoder.model_name, document) for t in tools]
-    vectors = {key: cache.get(key) for key in dict.fromkeys(keys)}  # identical definitions load once
-    todo = list({key: tools[i] for i, key in enumerate(keys) if vectors[key] is None}.items())
+    vectors = {key: v for key in dict.fromkeys(keys) if (v := cache.get(key)) is not None}  # identical ones load once
+    todo = list({key: tools[i] for i, key in enumerate(keys) if key not in vectors}.items())
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
         for (key, _), vector in zip(part, encoder.encode([document(t) for _, t in part], cache=False)):

@@ -42,7 +42,7 @@ class QueryLogRetriever:
         """Tool id → summed BM25 similarity of the nearest logged queries that needed it."""
         scores, candidates = self._index.scores_and_candidates(tokenize(query))
         out: dict[str, float] = {}
-        for i in top_ids(range(len(self._gold)), scores, self.neighbours, candidates=candidates):  # type: ignore[arg-type]
+        for i in top_ids(range(len(self._gold)), scores, self.neighbours, candidates=candidates):
             for tid in self._gold[i]:
                 out[tid] = out.get(tid, 0.0) + float(scores[i])
         return out

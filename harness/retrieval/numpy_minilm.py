@@ -38,7 +38,7 @@ import numpy as np
 if TYPE_CHECKING:
     from threadpoolctl import ThreadpoolController
 
-    from harness.retrieval.onnx_minilm import QuerySession
+    from harness.retrieval.onnx_minilm import Layer, QuerySession
 
 #: SHA-256 of upstream ``sentence-transformers/all-MiniLM-L6-v2`` (revision 1110a243) files: the
 #: weights are checked before they are used, whoever packaged them.
@@ -148,7 +148,7 @@ class NumpyMiniLM:
         self.words, self.positions = w[e + "word_embeddings.weight"], w[e + "position_embeddings.weight"]
         self.type0 = w[e + "token_type_embeddings.weight"][0]
         self.embed_norm = (w[e + "LayerNorm.weight"], w[e + "LayerNorm.bias"])
-        self.layers = []
+        self.layers: list[Layer] = []
         for i in range(config["num_hidden_layers"]):
             p = f"encoder.layer.{i}."
             qkv = [w[f"{p}attention.self.{n}.weight"] for n in ("query", "key", "value")]

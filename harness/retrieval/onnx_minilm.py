@@ -23,9 +23,24 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol, Sequence, TypedDict
 
 import numpy as np
+
+
+class Layer(TypedDict):
+    """One transformer layer's weights; matrices in PyTorch's (out, in) layout (see numpy_minilm._linear)."""
+
+    qkv: np.ndarray
+    qkv_b: np.ndarray
+    out: np.ndarray
+    out_b: np.ndarray
+    norm1: tuple[np.ndarray, np.ndarray]
+    up: np.ndarray
+    up_b: np.ndarray
+    down: np.ndarray
+    down_b: np.ndarray
+    norm2: tuple[np.ndarray, np.ndarray]
 
 
 class Weights(Protocol):
@@ -40,7 +55,7 @@ class Weights(Protocol):
     positions: np.ndarray
     type0: np.ndarray
     embed_norm: tuple[np.ndarray, np.ndarray]
-    layers: list[Any]
+    layers: list[Layer]
 
 
 def available() -> bool:

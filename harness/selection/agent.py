@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.selection.catalog import ToolCatalog
+from harness.core.json_types import JSONObject
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
 from harness.selection.queries import DEFAULT_QUERY, QueryFn
 from harness.selection.ranking import Ranked, Selector
-from harness.core.registry import DEFAULT_TIMEOUT, ToolRegistry
+from harness.core.registry import DEFAULT_TIMEOUT, UNLOADED_HINT, ToolRegistry
 from harness.core.tokens import ContextAccountant, ContextSnapshot, tools_tokens
 from harness.core.tools import Tool
 
@@ -61,7 +62,7 @@ class RunResult:
     stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
     usage: Usage
 
-    def calls(self) -> list[tuple[str, dict, bool]]:
+    def calls(self) -> list[tuple[str, JSONObject, bool]]:
         """(tool name, arguments, succeeded) for every call this run made, in order."""
         out = []
         for ev in self.turns:
@@ -124,16 +125,16 @@ async def arun(
     transcript = transcript if transcript is not None else Transcript()
     accountant = accountant or ContextAccountant()
     selector = as_selector(selector)
-    pinned = list(selector.pinned)
+    pinned = list(selector.pinned_tools)
     pins = [t.name for t in pinned]
     outside = [t for t in pinned if t.name not in {s.name for s in selector.tools}]
     every = deferral.all_tools_tokens
     catalog_tokens = every if every is not None else tools_tokens(selector.tools) + tools_tokens(outside)
     known = {t.name for t in selector.tools} | set(deferral.known)
-    hint = {"unloaded_hint": deferral.hint} if deferral.hint else {}
+    hint = deferral.hint or UNLOADED_HINT
     transcript.add_user(user_message)
     turns: list[TurnEvent] = []
-    used_in = used_out = 0
+    usage = Usage()
 
     try:
         for n in range(1, max_turns + 1):
@@ -143,12 +144,11 @@ async def arun(
             for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
                 shown.setdefault(t.name, t)
             tools = list(shown.values())
-            registry = ToolRegistry(tools, known=known, timeout=tool_timeout, **hint)
+            registry = ToolRegistry(tools, known=known, unloaded_hint=hint, timeout=tool_timeout)
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
-            used_in += turn.usage.input_tokens
-            used_out += turn.usage.output_tokens
+            usage += turn.usage
             outcome = stop_outcome(turn)  # max_tokens, refusal, context window: the run ends, no call runs
             if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
                 transcript.append(turn.message)
@@ -169,4 +169,4 @@ async def arun(
             deferral.on_finish()
     last = turns[-1].response
     stopped = outcome or ("max_turns" if last.tool_calls else "end_turn")
-    return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, Usage(used_in, used_out))
+    return RunResult(last.text if not last.tool_calls else "", transcript, turns, stopped, usage)

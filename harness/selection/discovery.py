@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
+from harness.core.json_types import JSONObject
 from harness.selection.catalog import ToolCatalog
 from harness.selection.ranking import Ranker, Selector
 from harness.core.safe_text import shown
@@ -63,7 +64,7 @@ def discovery_tool(catalog: ToolCatalog, *, filtered: bool = True) -> Tool:
             return f"No tool mentions {filter_term!r}. All tools:\n" + listing(catalog.tools)
         return listing(hits)
 
-    schema: dict = {"type": "object", "properties": {}}
+    schema: JSONObject = {"type": "object", "properties": {}}
     if filtered:
         schema["properties"]["filter_term"] = {
             "type": "string", "description": "Optional words; only tools whose name or description mention one are listed.",
@@ -185,7 +186,7 @@ class ToolSearch:
         for t in found:
             self._activated[t.name] = t
         if not found:
-            payload: dict[str, Any] = {
+            payload: JSONObject = {
                 "matches": [],
                 "note": f"No tool matched '{shown(query.strip())}'. These tools exist; search again with words "
                         "from their names, or with an exact name.",

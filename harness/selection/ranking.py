@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -56,8 +56,11 @@ def require_tools(tools: Sequence[object]) -> None:
         raise ValueError("A retriever needs at least one tool; the catalog is empty.")
 
 
-def top_ids(ids: Sequence[str], scores: np.ndarray, k: int | None, *, candidates: np.ndarray | None = None,
-            positive_only: bool = True) -> list[str]:
+Id = TypeVar("Id")  # a tool id, or an index into a list the caller keeps
+
+
+def top_ids(ids: Sequence[Id], scores: np.ndarray, k: int | None, *, candidates: np.ndarray | None = None,
+            positive_only: bool = True) -> list[Id]:
     """Ids by descending score (ties in catalog order), optionally only the ``candidates`` indices."""
     check_k(k)
     idx = np.arange(len(scores)) if candidates is None else np.asarray(candidates)
@@ -186,20 +189,25 @@ class Selector:
         object.__setattr__(self, "_names", name_index(names, min_parts=1) if self.exact_first else {})
 
     @classmethod
-    def over(cls, catalog: Any, **options: Any) -> "Selector":
+    def over(cls, catalog: Any, **options: Any) -> "Selector":  # Any: a ToolCatalog (whose module imports this one)
         """A selector ranking with ``catalog`` itself (a :class:`~harness.selection.catalog.ToolCatalog`, which holds its tools)."""
         return cls(catalog, catalog.tools, **options)
 
     def __len__(self) -> int:
         return len(self.tools)
 
+    @property
+    def pinned_tools(self) -> tuple[Tool, ...]:
+        """The pinned tools (``__post_init__`` looked up the names given)."""
+        return tuple(t for t in self.pinned if isinstance(t, Tool))
+
     def get(self, name: str) -> Tool:
         """The tool called ``name`` (a pinned one included)."""
-        for t in self.pinned:
+        for t in self.pinned_tools:
             if t.name == name:
                 return t
         try:
-            return self._by_name[name]  # type: ignore[attr-defined]
+            return self._by_name[name]  # type: ignore[attr-defined,no-any-return]
         except KeyError:
             raise KeyError(f"No tool named {name!r} among the {len(self.tools)} tools.") from None
 
@@ -211,18 +219,18 @@ class Selector:
         """Pinned tools, then the ranked ones (at most ``k``, by default the selector's own)."""
         k = self.k if k is None else k
         check_k(k)
-        pins = {t.name for t in self.pinned}
+        pins = {t.name for t in self.pinned_tools}
         scores: dict[str, float] = {}
         if self.tools and (self.floor is not None or callable(getattr(self.ranker, "scores", None))):
             scorer: Scorer = self.ranker  # type: ignore[assignment]
             scores = dict(zip(scorer.ids, (float(s) for s in scorer.scores(query))))
         whole = self.floor is not None or self.exact_first or k is None
-        ranked = self.ranker.rank(query, None if whole else k + len(pins)) if self.tools else []
+        ranked = self.ranker.rank(query, None if whole or k is None else k + len(pins)) if self.tools else []
         if self.floor is not None:
             ranked = [i for i in ranked if scores.get(i, 0.0) >= self.floor]
         ids = exact_first(self.exact_matches(query), ranked) if self.exact_first else ranked
         chosen = [i for i in ids if i not in pins][:k]
-        return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned]
+        return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned_tools]
                 + [Ranked(self.get(i), scores.get(i)) for i in chosen])
 
     def select(self, query: str, k: int | None = None) -> list[Tool]:

@@ -46,7 +46,7 @@ REPEATS = 3
 class Connection:
     """What a client met at connection: tool definitions (as harness tools), their tokens, and the time it took."""
 
-    tools: list[Tool]
+    tools: Sequence[Tool]
     tokens: int
     startup_seconds: float
 
@@ -110,11 +110,19 @@ async def connect(params: StdioServerParameters, errlog_dir: str | Path, timeout
                 yield session, Connection(tools, tools_tokens(tools), time.perf_counter() - began)
 
 
+def _text(item: object) -> str:
+    """The text of one MCP content item or resource's contents: the proxy answers in text."""
+    text = getattr(item, "text", None)  # TextContent and TextResourceContents have it; images and blobs do not
+    if isinstance(text, str):
+        return text
+    raise RuntimeError(f"The proxy answered with {type(item).__name__} where text was expected.")
+
+
 async def until_indexed(session: ClientSession, timeout: float = 600.0) -> dict[str, Any]:
     """The proxy's status once its own retriever's index is in use (meanwhile its searches use fielded BM25)."""
     deadline = time.monotonic() + timeout
     while True:
-        status = json.loads((await session.read_resource("harness://status")).contents[0].text)
+        status = json.loads(_text((await session.read_resource("harness://status")).contents[0]))
         if status["index"]["state"] == "indexed" or time.monotonic() > deadline:
             return status
         await asyncio.sleep(0.2)
@@ -135,9 +143,9 @@ async def search_latency(session: ClientSession, queries: Sequence[str] = QUERIE
             result = await session.call_tool("search_tools", {"query": q, "limit": 5})
             passes[-1].append(time.perf_counter() - began)
             if result.is_error:
-                raise RuntimeError(f"search_tools failed for {q!r}: {result.content[0].text}")
+                raise RuntimeError(f"search_tools failed for {q!r}: {_text(result.content[0])}")
     status = await session.read_resource("harness://status")
-    deferred = json.loads(status.contents[0].text)["deferred"]
+    deferred = json.loads(_text(status.contents[0]))["deferred"]
     return Latency(tuple(passes[0]), tuple(t for p in passes[1:] for t in p), deferred)
 
 

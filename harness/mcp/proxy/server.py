@@ -40,7 +40,7 @@ import os
 import shutil
 import signal
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, cast
 
 import anyio
 import mcp.types as types
@@ -226,11 +226,11 @@ class ToolProxy:
     def _split(self) -> tuple[list[Tool], list[Tool], dict[str, Tool]]:
         """The hub's tools as (listed, deferred, by proxy name); cheap, read on the event loop's thread."""
         tools = dict(self.hub.tools)
-        listed = [tools[n] for n in self.hub.plan.loaded if n in tools]
+        listed: list[Tool] = [tools[n] for n in self.hub.plan.loaded if n in tools]
         listed += [t for t in tools.values() if (names := self.always.get(t.server)) and t.raw_name in names
                    and t not in listed]
         on_list = {t.name for t in listed}
-        deferred = [t for t in tools.values() if t.name not in on_list] + self.extra
+        deferred: list[Tool] = [*(t for t in tools.values() if t.name not in on_list), *self.extra]
         return listed, deferred, {proxy_name(t.name): t for t in [*tools.values(), *self.extra]}
 
     def _searcher(self, deferred: Sequence[Tool], retriever: str) -> _ProxySearch:
@@ -330,7 +330,7 @@ class ToolProxy:
         found = search.find(query[:MAX_QUERY_CHARS] if cut else query, limit)  # ValueError, in one sentence, for a bad query or limit
         cut_note = f" The query was searched by its first {MAX_QUERY_CHARS:,} characters." if cut else ""
         if not found:
-            deferred = search.deferred
+            deferred = cast("list[MCPTool]", search.deferred)  # the proxy defers MCP tools only
             available: Any = ([proxy_name(t.name) for t in deferred] if len(deferred) <= MAX_LISTED_NAMES else
                               {s: sum(t.server == s for t in deferred) for s in dict.fromkeys(t.server for t in deferred)})
             return json.dumps({"matches": [], "available": available,
@@ -403,7 +403,7 @@ class ToolProxy:
         indexing = self._building is not None
 
         def index(server: str) -> dict[str, Any]:
-            tools = sum(t.server == server for t in self.search.deferred)
+            tools = sum(t.server == server for t in cast("list[MCPTool]", self.search.deferred))
             state = "indexing" if indexing else "indexed" if tools else "nothing indexed"
             return {"state": state, "tools": tools, "retriever": self.indexed_by}
 
@@ -502,7 +502,11 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
     if isinstance(proxy, ToolProxy):
         proxy.listeners.append(tell_clients)
     else:
-        proxy.add_done_callback(lambda f: f.cancelled() or f.exception() or f.result().listeners.append(tell_clients))
+        def listen(started: asyncio.Future[ToolProxy]) -> None:
+            if not started.cancelled() and not started.exception():
+                started.result().listeners.append(tell_clients)
+
+        proxy.add_done_callback(listen)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=(await ready(ctx)).listed_tools())

@@ -113,7 +113,7 @@ def check(rrf: Callable[..., Any], make_fused: Callable[..., Any], choice: Any) 
     best = max(dev.values())
     mine = dev[grid.index(dict(choice))]
     if mine < best - DEV_TOLERANCE:
-        top = grid[max(dev, key=dev.get)]
+        top = grid[max(dev, key=dev.__getitem__)]
         raise AssertionError(f"Your CHOICE reaches {METRIC} {mine:.3f} on the development queries; {top} reaches {best:.3f}. "
                              "Choose on the development queries, by the number the grid prints.")
     test = measure(make_fused, tools, parts.test, choice, encoder)

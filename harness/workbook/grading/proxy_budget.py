@@ -39,7 +39,7 @@ BUDGET = 600  # tokens of tool definitions at connection
 MUST_LIST = ("calendar__list_events", "calendar__create_event")
 NEVER_CALLABLE = ("calendar__cancel_event", "tickets__close_issue")
 #: (request, the tool that reads the effect back, its arguments, text the effect must show)
-TASKS = (
+TASKS: tuple[tuple[str, str, dict[str, str], str], ...] = (
     ("Create a note titled 'groceries' with the content 'milk and eggs'", "notes__read_note", {"title": "groceries"},
      "milk and eggs"),
     ("Post 'deploy at 5' to the #dev channel", "team_chat__read_channel_history", {"channel": "#dev"}, "deploy at 5"),

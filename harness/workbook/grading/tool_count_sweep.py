@@ -112,6 +112,7 @@ def judge_first_fall(points: Sequence[RatePoint], steepest: tuple[int, int], ans
         raise AssertionError(f"At N={answer} accuracy is {_interval(at[answer])}, whose interval overlaps N={base.n}'s "
                              f"{_interval(base)}{noise}: a fall counts only where the intervals separate.")
     if answer is None:
+        assert truth is not None  # else answer == truth returned above
         raise AssertionError(f"At N={truth} accuracy is {_interval(at[truth])}, wholly below N={base.n}'s {_interval(base)}: "
                              "the curve does fall measurably; name the first N where it does.")
     if answer in at:

@@ -96,7 +96,8 @@ class _Canvas:
     def __init__(self, width: int) -> None:
         if width > MAX_WIDTH:
             raise ValueError(f"A diagram is at most {MAX_WIDTH} px wide, not {width}.")
-        self.width, self.bottom, self.parts = width, 0.0, []
+        self.width, self.bottom = width, 0.0
+        self.parts: list[str] = []
 
     def _grow(self, y: float) -> None:
         self.bottom = max(self.bottom, y)
@@ -314,6 +315,7 @@ def bm25_table(catalog: ToolCatalog, query: str) -> tuple[list[str], list[ToolSc
     order = ranked + [n for n in catalog.ids if n not in ranked]
     rows = []
     for name in order:
+        assert index is not None  # a catalog with a tool to rank has an index
         by_term = {t.term: t for t in catalog.explain(query, name)}
         rows.append(ToolScore(name, int(index.doc_len[catalog.ids.index(name)]), float(scores[name]),
                               [TermScore(t, by_term[t].idf, by_term[t].tf, by_term[t].tf_part,
@@ -342,6 +344,7 @@ def bm25_scoring(query: str = "post a message to the team channel", catalog: Too
     if len(terms) > 4 or not 1 <= len(rows) <= 6:
         raise ValueError(f"The BM25 diagram shows 1 to 6 tools and at most 4 query terms; got {len(rows)} and {len(terms)}.")
     index = catalog.index
+    assert index is not None  # the rows are its tools, so it has an index
     c = _Canvas(880)
     c.text(16, 26, f"BM25 scores the query “{clip(query, 560, 15, True)}”", 15, bold=True)
     c.text(16, 48, "score = Σ over query terms of  idf(term) × tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))", 13)
@@ -358,9 +361,9 @@ def bm25_scoring(query: str = "post a message to the team channel", catalog: Too
     for i, r in enumerate(rows):
         ry = y + 52 + i * 52
         c.box(x0, ry, name_w - 4, 46, [f"{i + 1}. {r.name}", f"|d| = {r.length}"], GREEN if r.score > 0 else GREY)
-        for j, t in enumerate(r.terms):
-            lines = [f"tf {t.tf} → {t.tf_part:.2f}", f"× {t.idf:.2f} = {t.contribution:.2f}"] if t.tf else ["not in it"]
-            c.box(x0 + name_w + j * cell_w, ry, cell_w - 4, 46, lines, BLUE if t.tf else GREY, size=12, bold_first=False)
+        for j, cell in enumerate(r.terms):
+            lines = [f"tf {cell.tf} → {cell.tf_part:.2f}", f"× {cell.idf:.2f} = {cell.contribution:.2f}"] if cell.tf else ["not in it"]
+            c.box(x0 + name_w + j * cell_w, ry, cell_w - 4, 46, lines, BLUE if cell.tf else GREY, size=12, bold_first=False)
         c.rect(sx, ry, score_w, 46, GREY)
         c.rect(sx + 4, ry + 30, (score_w - 8) * r.score / top_score, 10, ORANGE, rx=2)
         c.text(sx + score_w / 2, ry + 22, f"{r.score:.2f}", 13, anchor="middle", bold=True)
