@@ -36,13 +36,14 @@ def test_heavy_parts_of_the_suite_leave_the_temp_folder_as_they_found_it(tmp_pat
 
 
 
-def started_proxy(tmp_path: Path, temp: Path) -> subprocess.Popen:
+def started_proxy(tmp_path: Path, temp: Path) -> subprocess.Popen[bytes]:
     """``harness serve`` in front of one workbook server, its temp folder ``temp``, after the client's initialize."""
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps(workbook_servers_config(("notes",))), encoding="utf-8")
     params = serve_parameters(config, "--retriever", "bm25-fielded")
     proxy = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, env={**os.environ, **params.env, "TMPDIR": str(temp)})
+                             stderr=subprocess.DEVNULL, env={**os.environ, **(params.env or {}), "TMPDIR": str(temp)})
+    assert proxy.stdin is not None and proxy.stdout is not None
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
     proxy.stdin.write((json.dumps(hello) + "\n").encode())
@@ -66,7 +67,7 @@ def test_a_proxy_ended_by_a_signal_leaves_no_folder(tmp_path, sig, stdin_closed)
         assert {p.name.split("-")[0] for p in temp.iterdir()} == {"mcp", "harness"}  # its log and scratch folders
         proxy.send_signal(sig)
         if stdin_closed:
-            proxy.stdin.close()
+            close_stdin(proxy)
         status = proxy.wait(30)  # the grace is 5 s
     finally:
         proxy.kill()
@@ -86,6 +87,12 @@ def test_a_query_session_of_onnx_runtime_leaves_nothing_and_sends_no_telemetry(t
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "1"
 
+
+
+def close_stdin(proc: subprocess.Popen[bytes]) -> None:
+    """What a client does first to end a stdio server: close its input."""
+    assert proc.stdin is not None
+    proc.stdin.close()
 
 
 def wait_gone(pids: set[int], seconds: float = 10.0) -> None:
@@ -118,7 +125,7 @@ def test_what_a_killed_proxy_and_its_servers_left_is_removed_by_the_next_start(t
         while not any(p.name.startswith("demo-world-") and p.name not in killed for p in temp.iterdir()) \
                 and time.monotonic() < deadline:
             time.sleep(0.05)  # its notes server sweeps as it makes its own world
-        second.stdin.close()
+        close_stdin(second)
         second.wait(30)
     finally:
         second.kill()

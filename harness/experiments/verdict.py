@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import functools
 import inspect
 import io
 import re
@@ -54,7 +55,7 @@ from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.selection.catalog import ToolCatalog
 from harness.selection.ranking import DEFAULT_K, Selector
 from harness.selection.queries import DEFAULT_QUERY, QUERY_STRATEGIES
-from harness.evaluation.scenarios import per_step_hits, run_scenarios, success_rate, summarize
+from harness.evaluation.scenarios import RunsSummary, per_step_hits, run_scenarios, success_rate, summarize
 from harness.selection.discovery import discovery_tool
 from harness.providers.offline import OfflineModel
 from harness.retrieval.dense import dense_unavailable_reason
@@ -225,10 +226,10 @@ def _fresh() -> ToolCatalog:
     return ToolCatalog(demo_tools())
 
 
-async def _k_sweep(ks: Sequence[int]):
+async def _k_sweep(ks: Sequence[int]) -> dict[int, RunsSummary]:
     """Chapter 3 §5's runs: the stand-in on the development scenarios, ``k`` tools a turn."""
     return {k: summarize(await run_scenarios(OfflineModel(), _fresh, load_scenarios("dev"),
-                                             selector=lambda c, k=k: Selector.over(c, k=k)))
+                                             selector=functools.partial(Selector.over, k=k)))
             for k in ks}
 
 
@@ -249,7 +250,8 @@ def cut_row() -> Row:
 
 def missing_tools_row() -> Row:
     """The model rarely needs a tool that was not selected: per-step recall of the default query, by kind of scenario."""
-    parts, shown = [], {}
+    parts: list[str] = []
+    shown: dict[str, list[tuple[float, float]]] = {}
     for split in SPLITS:
         scenarios = load_scenarios(split)
         for group, kinds in GROUPS.items():
