@@ -164,7 +164,7 @@ def test_paired_right_pairs_the_same_steps_of_two_configurations():
             row("all", "s2", 0, "right"), row("all", "s1", 1, "wrong"), row("all", "s1", 0, "right"),
             row("all", "s3", 0, "right")]  # s3 has no partner under k=3: left out
     p = paired_right(rows, "k=3", "all")
-    assert (p.steps, round(p.difference, 3)) == (3, 0.0) and p.low <= 0.0 <= p.high and not p.separated
+    assert (p.steps, round(p.value, 3)) == (3, 0.0) and p.low <= 0.0 <= p.high and not p.separated
     assert paired_right(rows, "k=3", "all", split="heldout") is None
     ones = [row("x", f"s{i}", 0, "right") for i in range(30)] + [row("y", f"s{i}", 0, "wrong") for i in range(30)]
     assert paired_right(ones, "x", "y").separated and paired_right(ones, "x", "y").low == 1.0

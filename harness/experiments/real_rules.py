@@ -16,12 +16,11 @@ from __future__ import annotations
 from importlib import resources
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Sequence
+from typing import Collection, Sequence
 
-from harness.core.rates import cluster_bootstrap_interval
-from harness.experiments.real_steps import StepRow
+from harness.experiments.real_steps import (PairedRight, Score, StepRow, is_right, paired_right, scenario_interval,
+                                            step_scores)
 from harness.evaluation.scenarios import knee
 
 RULES = json.loads(resources.files("harness.data").joinpath("real_model_rules.json").read_text(encoding="utf-8"))
@@ -32,12 +31,6 @@ QUERY_CONFIGS = {"transcript": "k={k}", "latest message": "latest message, k={k}
                  "latest message + recent turns": "latest message + recent turns, k={k}"}
 DEFAULT_QUERY = "transcript"
 Key = tuple[str, int]  # (scenario, step)
-Score = Callable[[StepRow], float]
-
-
-def right(row: StepRow) -> float:
-    """The needed tool was shown and called."""
-    return float(row.verdict == "right")
 
 
 def right_or_searched(row: StepRow) -> float:
@@ -57,21 +50,6 @@ class Estimate:
 
 
 @dataclass(frozen=True)
-class Difference:
-    """``a`` − ``b`` over the same steps, with its paired 95 % scenario-bootstrap interval."""
-
-    a: str
-    b: str
-    value: float
-    low: float
-    high: float
-
-    @property
-    def separated(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-
-@dataclass(frozen=True)
 class Decision:
     """What one rule decides: the choice (None while undecided), the sentence saying so, and its numbers."""
 
@@ -79,7 +57,7 @@ class Decision:
     choice: str | None
     sentence: str
     estimates: dict[str, Estimate] = field(default_factory=dict)
-    differences: list[Difference] = field(default_factory=list)
+    differences: list[PairedRight] = field(default_factory=list)
 
     @property
     def decided(self) -> bool:
@@ -100,31 +78,21 @@ def expected_steps(split: str = "dev") -> set[Key]:
     return {(c.scenario, c.step) for c in cases(ToolCatalog(demo_tools()), (split,)) if c.needed is not None}
 
 
-def _grouped(values: dict[Key, float]) -> list[list[float]]:
-    groups: dict[str, list[float]] = defaultdict(list)
-    for (scenario, _), v in sorted(values.items()):
-        groups[scenario].append(v)
-    return list(groups.values())
-
-
-def estimate(rows: Sequence[StepRow], config: str, score: Score = right, split: str = "dev") -> Estimate:
+def estimate(rows: Sequence[StepRow], config: str, score: Score = is_right, split: str = "dev") -> Estimate:
     """``config``'s rate on ``split`` under ``score``, with its interval over scenarios."""
-    values = {k: score(r) for k, r in dev_steps(rows, config, split).items()}
+    values = step_scores(rows, config, split, score)
     if not values:
         raise ValueError(f"No step rows for {config!r} on {split} yet.")
-    low, high = cluster_bootstrap_interval(_grouped(values))
+    low, high = scenario_interval(values)
     return Estimate(config, sum(values.values()) / len(values), low, high, len(values))
 
 
-def difference(rows: Sequence[StepRow], a: str, b: str, score: Score = right, split: str = "dev") -> Difference:
+def difference(rows: Sequence[StepRow], a: str, b: str, score: Score = is_right, split: str = "dev") -> PairedRight:
     """``a`` − ``b`` on the steps both were asked, paired by step, resampled by scenario."""
-    ra, rb = dev_steps(rows, a, split), dev_steps(rows, b, split)
-    common = ra.keys() & rb.keys()
-    if not common:
+    paired = paired_right(rows, a, b, split, score)
+    if paired is None:
         raise ValueError(f"{a!r} and {b!r} share no step rows on {split}.")
-    diffs = {k: score(ra[k]) - score(rb[k]) for k in common}
-    low, high = cluster_bootstrap_interval(_grouped(diffs))
-    return Difference(a, b, sum(diffs.values()) / len(diffs), low, high)
+    return paired
 
 
 def measured(rows: Sequence[StepRow], config: str, split: str = "dev", expected: Collection[Key] | None = None) -> bool:
@@ -152,7 +120,7 @@ def k_rule(rows: Sequence[StepRow], current: int, expected: Collection[Key] | No
     configs = list(K_CONFIGS.values())
     missing = _missing(rows, configs, expected)
     if missing:
-        return _undecided("k", rows, configs, missing, right)
+        return _undecided("k", rows, configs, missing, is_right)
     estimates = {c: estimate(rows, c) for c in configs}
     chosen = knee({k: estimates[c].rate for k, c in K_CONFIGS.items()})
     best = max(K_CONFIGS, key=lambda k: (estimates[K_CONFIGS[k]].rate, -k))
@@ -169,7 +137,7 @@ def query_rule(rows: Sequence[StepRow], k: int, expected: Collection[Key] | None
     configs = {name: pattern.format(k=k) for name, pattern in QUERY_CONFIGS.items()}
     missing = _missing(rows, list(configs.values()), expected)
     if missing:
-        return _undecided("query", rows, list(configs.values()), missing, right)
+        return _undecided("query", rows, list(configs.values()), missing, is_right)
     estimates = {c: estimate(rows, c) for c in configs.values()}
     best = max(configs, key=lambda n: (estimates[configs[n]].rate, n == DEFAULT_QUERY))
     if best == DEFAULT_QUERY:

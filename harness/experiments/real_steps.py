@@ -51,7 +51,7 @@ from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch, discovery_
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import DEFAULT_QUERY, QueryFn, query_from_recent, query_from_user_message
 from harness.selection.ranking import Selector
-from harness.core.rates import bootstrap_interval, paired_difference_interval
+from harness.core.rates import cluster_bootstrap_interval
 from harness.evaluation.scenarios import oracle_steps
 from harness.core.tools import Tool
 
@@ -296,9 +296,36 @@ def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIG
 STEP_VERDICTS = ("right", "not shown", "wrong", "answered", "searched")
 
 
+Score = Callable[["StepRow"], float]
+StepKey = tuple[str, str, int]  # (split, scenario, step)
+
+
+def is_right(row: StepRow) -> float:
+    """The needed tool was shown and called: the per-step score every rate here counts."""
+    return float(row.verdict == "right")
+
+
+def scenario_interval(values: dict[StepKey, float]) -> tuple[float, float]:
+    """The 95 % interval of the mean of per-step values, resampling scenarios (one interval for one rate, everywhere).
+
+    A scenario's steps share one conversation, so they are not independent draws: the scenarios are.
+    """
+    groups: dict[tuple[str, str], list[float]] = {}
+    for (split, scenario, _), v in sorted(values.items()):
+        groups.setdefault((split, scenario), []).append(v)
+    return cluster_bootstrap_interval(list(groups.values()))
+
+
+def step_scores(rows: Sequence[StepRow], config: str, split: str | None = None,
+                score: Score = is_right) -> dict[StepKey, float]:
+    """``config``'s score per step of ``split`` (both splits when None), for steps whose needed tool exists."""
+    return {(r.split, r.scenario, r.step): score(r) for r in rows
+            if r.config == config and r.needed is not None and (split is None or r.split == split)}
+
+
 @dataclass(frozen=True)
 class ConfigSummary:
-    """One configuration's per-step numbers: right-tool rate with a 95 % bootstrap interval over steps."""
+    """One configuration's per-step numbers: right-tool rate with a 95 % interval that resamples scenarios."""
 
     config: str
     steps: int
@@ -318,22 +345,22 @@ def summarize(rows: Sequence[StepRow], config: str, split: str | None = None) ->
     finals = [r for r in mine if r.needed is None and r.shown]
     if not steps:
         raise ValueError(f"No step rows for {config!r}{' on ' + split if split else ''} yet.")
-    right = [float(r.verdict == "right") for r in steps]
-    low, high = bootstrap_interval(right)
+    right = step_scores(rows, config, split)
+    low, high = scenario_interval(right)
     counts = {v: sum(r.verdict == v for r in steps) for v in STEP_VERDICTS}
-    return ConfigSummary(config, len(steps), statistics.fmean(right), low, high, counts,
+    return ConfigSummary(config, len(steps), statistics.fmean(right.values()), low, high, counts,
                          sum(r.verdict == "stopped" for r in finals), len(finals),
                          statistics.fmean(r.seconds for r in mine))
 
 
 @dataclass(frozen=True)
 class PairedRight:
-    """Right-tool rate of configuration a minus b over the steps both were asked, with a paired 95 % interval."""
+    """Score of configuration a minus b over the steps both were asked, with a paired 95 % interval over scenarios."""
 
     a: str
     b: str
     steps: int
-    difference: float
+    value: float
     low: float
     high: float
 
@@ -342,21 +369,18 @@ class PairedRight:
         return self.low > 0 or self.high < 0
 
 
-def paired_right(rows: Sequence[StepRow], a: str, b: str, split: str | None = None) -> PairedRight | None:
+def paired_right(rows: Sequence[StepRow], a: str, b: str, split: str | None = None,
+                 score: Score = is_right) -> PairedRight | None:
     """a − b on the same steps (scenario, step): the comparison a chapter may call; None when no step pairs.
 
     Pairing is what tells two configurations apart on a few hundred steps: each step's difficulty cancels.
     """
-    def right(config: str) -> dict[tuple[str, str, int], float]:
-        return {(r.split, r.scenario, r.step): float(r.verdict == "right") for r in rows
-                if r.config == config and r.needed is not None and (split is None or r.split == split)}
-    ra, rb = right(a), right(b)
-    both = sorted(ra.keys() & rb.keys())
-    if not both:
+    ra, rb = step_scores(rows, a, split, score), step_scores(rows, b, split, score)
+    diffs = {k: ra[k] - rb[k] for k in sorted(ra.keys() & rb.keys())}
+    if not diffs:
         return None
-    xa, xb = [ra[k] for k in both], [rb[k] for k in both]
-    low, high = paired_difference_interval(xa, xb)
-    return PairedRight(a, b, len(both), statistics.fmean(xa) - statistics.fmean(xb), low, high)
+    low, high = scenario_interval(diffs)
+    return PairedRight(a, b, len(diffs), statistics.fmean(diffs.values()), low, high)
 
 
 def report(rows: Sequence[StepRow]) -> str:
