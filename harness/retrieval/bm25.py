@@ -25,13 +25,6 @@ def name_and_description(t: CatalogTool) -> str:
     return f"{t.name} {t.description}"
 
 
-def search_text(t: CatalogTool) -> str:
-    """Name, description, and parameter names and descriptions: Chapter 2's catalog document
-    (:attr:`harness.core.tools.Tool.search_text`, for a record)."""
-    params = " ".join(f"{n} {d}" for n, d in t.parameters)
-    return f"{t.name} {t.description} {params}".strip()
-
-
 class BM25Retriever:
     """rank_bm25's BM25Okapi (or the equal catalog BM25, ``fast``) over one text per tool."""
 

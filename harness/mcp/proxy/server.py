@@ -171,8 +171,7 @@ def catalog_tools(records: Sequence[CatalogTool]) -> tuple[list[MCPTool], dict[s
         name = table.name(server, r.name)
         if name in by_name:
             continue
-        schema = dict(r.input_schema) if r.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
-        tools.append(MCPTool(name=name, description=r.description, input_schema=schema, fn=None, domain=server,
+        tools.append(MCPTool(name=name, description=r.description, input_schema=r.api_schema, fn=None, domain=server,
                              server=server, raw_name=r.name))
         by_name[name] = r
     return tools, by_name
