@@ -3,9 +3,9 @@
 Introduced in Chapter 7 (``notebooks/07_use_it_in_your_agent.ipynb``), built from the pieces of
 Chapters 4-6: the ``mcpServers`` config and :class:`~harness.mcp.client.MCPHub` (Chapter 5) start
 the upstream servers; deferral keeps their definitions out of the client's context; Chapter 4's
-search with exact names first (:class:`~harness.mcp.tool_search.ToolSearch`) ranks the deferred
-tools with Chapter 6's best retriever by name (hybrid with the embedding extra, fielded BM25
-without). A client that connects (Claude Desktop, Claude Code, Codex CLI, the MCP Inspector) sees:
+search with exact names first (:class:`~harness.selection.discovery.ToolSearch`, configured with the proxy's
+names and result entries) ranks the deferred tools with Chapter 6's best retriever by name (hybrid with
+the embedding extra, fielded BM25 without). A client that connects (Claude Desktop, Claude Code, Codex CLI, the MCP Inspector) sees:
 
 * ``search_tools(query, limit)`` — deferred tools only: name, one-line description, input schema;
 * ``call_tool(name, arguments)`` — stateless routing by name to the upstream server, with the
