@@ -140,7 +140,7 @@ def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
     blend = trial("search_docs", {"query": "retry", "path": "src"})  # right value, and the partner's parameter
     wrong_tool = trial("search_code", {"query": "retry"})
     unlabelled = trial("search_docs", {"x": 1}, expected=None)
-    schemas = {t.name: set(t.parameters) for t in (docs, code)}
+    schemas = {t.name: {n for n, _ in t.parameters} for t in (docs, code)}
     partners = partner_map(pairs)
     assert [argument_outcome(t, schemas, partners) for t in (right, miss, empty, blend, wrong_tool, unlabelled)] == [
         "right", "extraction miss", "extraction miss", "schema blending", None, None]

@@ -33,7 +33,7 @@ def fresh_registry() -> tuple[DemoWorld, ToolRegistry]:
 
 def vocabulary(name: str) -> set[str]:
     t = BY_NAME[name]
-    return content_words(" ".join([t.name, t.description, *t.parameters]))
+    return content_words(" ".join([t.name, t.description, *(n for n, _ in t.parameters)]))
 
 
 # --- counts ------------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ def test_labelled_queries_name_real_tools_and_state_their_args():
         assert set(q.gold) <= set(BY_NAME), f"{q.qid}: unknown gold {q.gold}"
         assert q.domain == BY_NAME[q.gold[0]].domain, q.qid
         for key, value in (q.args or {}).items():
-            assert key in BY_NAME[q.gold[0]].parameters, f"{q.qid}: {key} is not a parameter"
+            assert key in dict(BY_NAME[q.gold[0]].parameters), f"{q.qid}: {key} is not a parameter"
             for v in value if isinstance(value, list) else [value]:
                 if not isinstance(v, bool):
                     assert str(v).lower() in q.query.lower(), f"{q.qid}: {key}={v!r} is not stated in the query"

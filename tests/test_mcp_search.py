@@ -13,7 +13,8 @@ from harness.mcp.mcp_tool import build_mcp_tool
 from harness.mcp.names import NameTable
 from harness.mcp.servers.faulty import POISONED_DESCRIPTION
 from harness.mcp.suspicious import flag_suspicious, flag_tool
-from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
+from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
+from harness.selection.discovery import ToolSearch
 from harness.core.tokens import tool_tokens, tools_tokens
 
 FIXTURE = Path(__file__).parent / "mcp_fixtures" / "filesystem_tools.json"
@@ -38,7 +39,7 @@ def test_an_exact_name_plain_bm25_ranks_below_the_limit_comes_first_in_search_to
     tools = filesystem_tools()
     plain = ToolCatalog(tools).rank("read_file", k=2)
     assert "mcp__filesystem__read_file" not in plain  # the premise: BM25 alone misses it (Codex #21503)
-    search = ToolSearch([], tools)
+    search = mcp_search([], tools)
     assert found(search, "read_file", limit=2)[0] == "mcp__filesystem__read_file"
     assert found(search, "read_file", limit=2)[1] == plain[0]  # then BM25's order, minus the duplicate
 
@@ -46,7 +47,7 @@ def test_an_exact_name_plain_bm25_ranks_below_the_limit_comes_first_in_search_to
 @pytest.mark.parametrize("query", ["list_directory", "mcp__filesystem__list_directory", "filesystem/list_directory",
                                    "LIST_DIRECTORY", "please run list_directory, then read_file"])
 def test_exact_names_match_in_every_form_and_inside_a_longer_query(query):
-    names = found(ToolSearch([], filesystem_tools()), query)
+    names = found(mcp_search([], filesystem_tools()), query)
     assert names[0] == "mcp__filesystem__list_directory"
     assert len(names) == len(set(names)) <= 5
     if "read_file" in query:
@@ -55,13 +56,13 @@ def test_exact_names_match_in_every_form_and_inside_a_longer_query(query):
 
 def test_a_search_that_finds_nothing_lists_what_exists():
     tools = filesystem_tools()
-    payload = json.loads(ToolSearch([], tools).search("kubernetes pods"))
+    payload = json.loads(mcp_search([], tools).search("kubernetes pods"))
     assert payload["matches"] == [] and payload["available"] == [t.name for t in tools]
     assert "No tool matched 'kubernetes pods'" in payload["note"]
 
 
 def test_results_carry_descriptions_and_compact_parameters():
-    payload = json.loads(ToolSearch([], filesystem_tools()).search("read_text_file", 1))
+    payload = json.loads(mcp_search([], filesystem_tools()).search("read_text_file", 1))
     (match,) = payload["matches"]
     assert match["name"] == "mcp__filesystem__read_text_file"
     assert match["description"].startswith("Read the complete contents of a file from the file system as text.")
@@ -71,7 +72,7 @@ def test_results_carry_descriptions_and_compact_parameters():
 def test_search_activates_tools_and_end_turn_unloads_them_only_when_asked():
     tools = filesystem_tools()
     loaded, deferred = tools[:1], tools[1:]
-    search = ToolSearch(loaded, deferred, keep_loaded=True)
+    search = mcp_search(loaded, deferred, keep_loaded=True)
     assert [t.name for t in search.tools_for_turn()] == [loaded[0].name, SEARCH_TOOL_NAME]
     search.search("write_file", 1)
     turn = [t.name for t in search.tools_for_turn()]
@@ -85,7 +86,7 @@ def test_search_activates_tools_and_end_turn_unloads_them_only_when_asked():
 
 def test_search_tools_is_omitted_when_nothing_is_deferred():
     tools = filesystem_tools()
-    assert ToolSearch(tools, []).tools_for_turn() == tools
+    assert mcp_search(tools, []).tools_for_turn() == tools
 
 
 @pytest.mark.parametrize("query, limit, message", [
@@ -96,7 +97,7 @@ def test_search_tools_is_omitted_when_nothing_is_deferred():
 ])
 def test_bad_search_input_is_one_sentence(query, limit, message):
     with pytest.raises(ValueError) as err:
-        ToolSearch([], filesystem_tools()).find(query, limit)
+        mcp_search([], filesystem_tools()).find(query, limit)
     assert str(err.value) == message
 
 
@@ -168,5 +169,5 @@ def test_a_failed_search_over_a_huge_catalog_lists_servers_not_thousands_of_name
     base = filesystem_tools()[0]
     many = [type(base)(name=f"mcp__s{i % 3}__tool_{i}", description="Does one thing.", domain=f"s{i % 3}",
                        server=f"s{i % 3}", raw_name=f"tool_{i}") for i in range(300)]
-    payload = json.loads(ToolSearch([], many).search("kubernetes pods"))
+    payload = json.loads(mcp_search([], many).search("kubernetes pods"))
     assert payload["available"] == {"s0": 100, "s1": 100, "s2": 100}

@@ -1,4 +1,4 @@
-from harness.evaluation.public_catalog import as_tool, catalog_of, public_distractors
+from harness.evaluation.public_catalog import catalog_of, public_distractors
 from harness.retrieval.records import CatalogTool
 
 
@@ -19,4 +19,4 @@ def test_catalog_of_names_like_an_mcp_harness_and_maps_back():
 def test_distractors_skip_taken_and_invalid_names():
     out = public_distractors(RECORDS, taken={"write_file"})
     assert [t.name for t in out] == ["read_file"]
-    assert as_tool(RECORDS[2], "x").input_schema == {"type": "object", "properties": {}}
+    assert RECORDS[2].to_tool("x").input_schema == {"type": "object", "properties": {}}

@@ -15,7 +15,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, get_args, get_origin
+from typing import Any, Callable, Literal, Mapping, get_args, get_origin
 
 from harness.core.json_types import JSON, JSONObject
 
@@ -54,8 +54,9 @@ class Tool:
         return re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
 
     @property
-    def parameters(self) -> list[str]:
-        return list(self.input_schema.get("properties", {}))
+    def parameters(self) -> list[tuple[str, str]]:
+        """(name, description) of each top-level input parameter (:func:`parameter_texts`)."""
+        return parameter_texts(self.input_schema)
 
     @property
     def required(self) -> list[str]:
@@ -73,12 +74,23 @@ class Tool:
 
     @functools.cached_property
     def search_text(self) -> str:
-        """Name, description, and parameter names and descriptions: what a search reads."""
-        params = self.input_schema.get("properties", {}) or {}
-        param_text = " ".join(
-            f"{n} {spec.get('description', '') if isinstance(spec, dict) else ''}" for n, spec in params.items()
-        )
-        return f"{self.name} {self.description} {param_text}".strip()
+        """What a search reads (:func:`search_text`)."""
+        return search_text(self.name, self.description, self.input_schema)
+
+
+# --- what a search reads of a tool (a catalog record reads the same) ---------------------
+
+def parameter_texts(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(name, description) of each top-level parameter of an input schema ('' where none is given)."""
+    props = schema.get("properties") or {}
+    return [(n, s.get("description", "") if isinstance(s, dict) else "") for n, s in props.items()]
+
+
+def search_text(name: str, description: str, schema: Mapping[str, Any]) -> str:
+    """Name, description, and parameter names and descriptions: what a search reads of a tool (Chapter 2's
+    BM25 document, as Codex CLI indexes it), for a :class:`Tool` and a catalog record alike."""
+    params = " ".join(f"{n} {d}" for n, d in parameter_texts(schema))
+    return f"{name} {description} {params}".strip()
 
 
 # --- building a schema from a Python signature -------------------------------------------

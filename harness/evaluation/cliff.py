@@ -421,7 +421,7 @@ class ArgumentSplit:
 def argument_split(trials: Sequence[Trial], tools: Sequence[Tool],
                    confusable_pairs: Iterable[tuple[str, str]]) -> ArgumentSplit:
     """Count extraction misses and schema blending among ``trials`` (see :func:`argument_outcome`)."""
-    schemas = {t.name: set(t.parameters) for t in tools}
+    schemas = {t.name: {n for n, _ in t.parameters} for t in tools}
     partners = partner_map(confusable_pairs)
     outcomes = [o for o in (argument_outcome(t, schemas, partners) for t in trials) if o is not None]
     counts = {o: outcomes.count(o) for o in ARGUMENT_OUTCOMES}

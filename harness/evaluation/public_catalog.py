@@ -18,17 +18,11 @@ from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 
 
-def as_tool(record: CatalogTool, name: str | None = None) -> Tool:
-    """A record as a (non-callable) Tool; a schema that is not an object becomes an empty one."""
-    schema = dict(record.input_schema) if record.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
-    return Tool(name or record.name, record.description or record.name, schema, domain=record.server)
-
-
 def catalog_of(records: Sequence[CatalogTool]) -> tuple[ToolCatalog, dict[str, str]]:
     """A ToolCatalog over the records under canonical MCP names, and canonical name → record id."""
     table = NameTable((r.server, r.name) for r in records)
     names = {r.id: table.name(r.server, r.name) for r in records}
-    return ToolCatalog(as_tool(r, names[r.id]) for r in records), {n: i for i, n in names.items()}
+    return ToolCatalog(r.to_tool(names[r.id]) for r in records), {n: i for i, n in names.items()}
 
 
 class PublicCatalogRanker:
@@ -55,7 +49,7 @@ def public_distractors(records: Iterable[CatalogTool], taken: set[str]) -> list[
         if r.name in seen:
             continue
         try:
-            out.append(as_tool(r))
+            out.append(r.to_tool())
         except ValueError:  # not a valid API tool name ("/v1/nutrition"): a model could not be shown it
             continue
         seen.add(r.name)

@@ -63,7 +63,7 @@ from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.selection.discovery import RankerSpec, checked_spec
-from harness.mcp.tool_search import SEARCH_TOOL_NAME, ToolSearch
+from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
 from harness.core.redaction import hide_values
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
@@ -457,7 +457,7 @@ class MCPHub:
         self.tools: dict[str, MCPTool] = {}  # every enabled tool of every ready server, by canonical name
         self.disabled: dict[str, str] = {}  # canonical name -> why it cannot be called
         self.plan = plan_deferral({}, {}, policy)
-        self.search = ToolSearch([], [], keep_loaded=keep_loaded)
+        self.search = mcp_search([], [], keep_loaded=keep_loaded)
         #: Called with a server's name when it says its tools changed; :meth:`refresh` re-lists them.
         self.on_tools_changed: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -571,7 +571,7 @@ class MCPHub:
                 by_server[server].append(t)
         overrides = {name: c.config.defer_loading for name, c in self.connections.items()}
         self.plan = plan_deferral(by_server, overrides, self.policy)
-        self.search = ToolSearch(
+        self.search = mcp_search(
             [self.tools[n] for n in self.plan.loaded],
             [self.tools[n] for n in self.plan.deferred],
             keep_loaded=self.keep_loaded,

@@ -14,7 +14,7 @@ import functools
 from typing import Callable, Sequence, Union
 
 from harness.selection.ranking import Ranker
-from harness.retrieval.bm25 import BM25Retriever, search_text
+from harness.retrieval.bm25 import BM25Retriever
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.expansion import expanded
 from harness.retrieval.fielded import FieldedBM25
@@ -41,7 +41,7 @@ def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetrieve
 
 
 LEXICAL: dict[str, Maker] = {
-    "catalog-bm25": lambda t, e: BM25Retriever(t, fast=True, document=search_text, name="catalog-bm25"),
+    "catalog-bm25": lambda t, e: BM25Retriever(t, fast=True, document=lambda r: r.search_text, name="catalog-bm25"),
     "bm25": lambda t, e: BM25Retriever(t),
     "bm25-inverted": lambda t, e: BM25Retriever(t, fast=True),
     "bm25-fielded": lambda t, e: FieldedBM25(t),

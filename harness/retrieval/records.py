@@ -6,16 +6,20 @@ A public catalog's tools are not :class:`harness.core.tools.Tool` objects: their
 server (``filesystem/read_file``), some names are not valid API names (``/v1/nutrition``) and
 nothing can be called. So a retriever ranks plain records by ``id``; :meth:`CatalogTool.definition`
 is what a model would be shown (for token counts), and :meth:`CatalogTool.definition_hash` is
-what a cache keys on, so a changed definition is noticed and an unchanged one is not.
+what a cache keys on, so a changed definition is noticed and an unchanged one is not. What a search
+reads of a record (:attr:`~CatalogTool.search_text`, :attr:`~CatalogTool.parameters`) is what it reads
+of a :class:`~harness.core.tools.Tool`, from the same functions; the two conversions, a tool to a
+record (:meth:`CatalogTool.from_tool`) and a record to a tool (:meth:`CatalogTool.to_tool`), are here.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from harness.core.tools import Tool
+from harness.core.tools import Tool, parameter_texts, search_text
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,20 @@ class CatalogTool:
 
     @property
     def parameters(self) -> list[tuple[str, str]]:
-        """(name, description) of each top-level input parameter."""
-        props = self.input_schema.get("properties") or {}
-        return [(n, s.get("description", "") if isinstance(s, dict) else "") for n, s in props.items()]
+        """(name, description) of each top-level input parameter, as :attr:`Tool.parameters <harness.core.tools.Tool.parameters>`."""
+        return parameter_texts(self.input_schema)
+
+    @functools.cached_property
+    def search_text(self) -> str:
+        """What a search reads, as :attr:`Tool.search_text <harness.core.tools.Tool.search_text>` (Chapter 2's catalog document)."""
+        return search_text(self.name, self.description, self.input_schema)
+
+    @property
+    def api_schema(self) -> dict[str, Any]:
+        """The input schema as a tool takes it: a copy, or an empty object schema when it is no object."""
+        if self.input_schema.get("type") == "object":
+            return dict(self.input_schema)
+        return {"type": "object", "properties": {}}
 
     def definition(self) -> dict[str, Any]:
         """The tool as the Messages API would carry it (what schema tokens are counted on)."""
@@ -61,6 +76,11 @@ class CatalogTool:
         """A harness :class:`Tool` as a catalog record (its name is its id)."""
         return cls(id=t.name, name=t.name, description=t.description, input_schema=t.input_schema,
                    server=server or t.domain)
+
+    def to_tool(self, name: str | None = None) -> Tool:
+        """The record as a (non-callable) :class:`Tool`, under ``name`` (its own by default); an empty description
+        becomes the name, a schema that is no object an empty one. A ValueError when the name is no valid tool name."""
+        return Tool(name or self.name, self.description or self.name, self.api_schema, domain=self.server)
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ class StacklokRetriever:
     def __init__(self, tools: Sequence[CatalogTool], *, dense: DenseRetriever | None = None) -> None:
         require_tools(tools)
         self.ids = [t.id for t in tools]
-        docs = [tokenize(f"{t.name} {t.description} {' '.join(f'{n} {d}' for n, d in t.parameters)}") for t in tools]
+        docs = [tokenize(t.search_text) for t in tools]  # name, description, parameters
         self._bm25 = InvertedBM25(docs, k1=1.2)  # SQLite FTS5's bm25() constants
         self.dense = dense or DenseRetriever(tools)
 

@@ -1,7 +1,10 @@
-"""An inverted-index BM25 that gives exactly rank_bm25's BM25Okapi scores, fast.
+"""An inverted-index BM25 that gives exactly rank_bm25's BM25Okapi scores, fast, and the catalog BM25 built on it.
 
 Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``) as the index under the catalog; Chapter 6b
 (``notebooks/06b_scale_and_speed.ipynb``) reuses it for its lexical retrievers and times it.
+:class:`CatalogBM25` — one text per tool, ranked and answered by id — is the one catalog BM25: Chapter 2's
+:class:`~harness.selection.catalog.ToolCatalog`, the ``catalog-bm25`` and ``bm25-inverted`` retrievers
+(:class:`~harness.retrieval.bm25.BM25Retriever`) and Chapter 1's public catalog ranker all rank with it.
 
 rank_bm25 builds a numpy array over *every* document for every query term, in Python, so a
 query costs O(terms × catalog). Here each term keeps a postings list (the documents holding it
@@ -16,6 +19,9 @@ import math
 from typing import Sequence
 
 import numpy as np
+
+from harness.core.text import tokenize
+from harness.selection.ranking import check_k, lexical_ids
 
 
 class InvertedBM25:
@@ -109,3 +115,25 @@ class InvertedBM25:
         tfs = posting[1][hit]  # type: ignore[index]
         part = tfs * (self.k1 + 1) / (tfs + self._norm[np.array([doc])])  # the scoring expression, unchanged
         return self.idf[term], int(tfs[0]), float(part[0])
+
+
+class CatalogBM25:
+    """BM25 over one text per tool, answering with the tools' ids; any catalog, an empty one too."""
+
+    def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        self.ids = list(ids)
+        docs = [tokenize(text) for text in texts]
+        self.index = InvertedBM25(docs) if docs else None  # BM25 divides by the corpus size: no index for none
+
+    def scores(self, query: str) -> np.ndarray:
+        """Every tool's BM25 score for ``query``, in catalog order (all 0 for a stop-word-only query)."""
+        return self.index.get_scores(tokenize(query)) if self.index is not None else np.zeros(0)
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Ids of the tools sharing a term with ``query``, best first (ties keep catalog order; see
+        :func:`~harness.selection.ranking.lexical_ids`)."""
+        check_k(k)
+        if self.index is None:
+            return []
+        scores, _, matched = self.index.lexical(tokenize(query))
+        return lexical_ids(self.ids, scores, matched, k)

@@ -5,7 +5,7 @@ from it every turn (through :class:`harness.selection.ranking.Selector`) and Cha
 
 Each tool becomes one BM25 document: its name (whole and split), its description, and its
 parameter names and descriptions (the same ``search_text`` Codex CLI indexes). The scores are
-rank_bm25's ``BM25Okapi`` to the last bit, computed by the inverted index of
+rank_bm25's ``BM25Okapi`` to the last bit, computed by the catalog BM25 of
 :mod:`harness.selection.bm25_index` (Chapter 2 checks the two agree); ``explain`` reads its
 factors from that same index. ``rank`` answers the one ranking contract
 (:class:`harness.selection.ranking.Ranker`): the tools that share a term with the query, best first — a
@@ -18,9 +18,9 @@ from typing import Iterable
 
 import numpy as np
 
-from harness.selection.ranking import DEFAULT_K, Selector, check_k, lexical_ids
+from harness.selection.ranking import DEFAULT_K, Selector
 from harness.core.registry import DuplicateToolError, ToolRegistry
-from harness.selection.bm25_index import InvertedBM25
+from harness.selection.bm25_index import CatalogBM25, InvertedBM25
 from harness.core.text import tokenize
 from harness.core.tools import Tool
 
@@ -56,9 +56,7 @@ class ToolCatalog:
                 raise DuplicateToolError(f"The catalog already has a tool named {t.name!r}; tool names must be unique.")
             self._tools[t.name] = t
         self.ids = list(self._tools)
-        # BM25 divides by the corpus size, so an empty catalog gets no index at all.
-        docs = [tokenize(tool_document(t)) for t in self._tools.values()]
-        self._index = InvertedBM25(docs) if docs else None
+        self.bm25 = CatalogBM25(self.ids, [tool_document(t) for t in self._tools.values()])
 
     @classmethod
     def from_registry(cls, registry: ToolRegistry) -> "ToolCatalog":
@@ -86,21 +84,15 @@ class ToolCatalog:
     @property
     def index(self) -> InvertedBM25 | None:
         """The BM25 index (None for an empty catalog), for chapters that inspect its statistics."""
-        return self._index
+        return self.bm25.index
 
     def scores(self, query: str) -> np.ndarray:
         """Every tool's BM25 score for ``query``, in catalog order (all 0 for a stop-word-only query)."""
-        if self._index is None:
-            return np.zeros(0)
-        return self._index.get_scores(tokenize(query))
+        return self.bm25.scores(query)
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Names of the tools sharing a term with ``query``, best first (ties keep catalog order)."""
-        check_k(k)
-        if self._index is None:
-            return []
-        scores, _, matched = self._index.lexical(tokenize(query))
-        return lexical_ids(self.ids, scores, matched, k)
+        return self.bm25.rank(query, k)
 
     def select(self, query: str, k: int = DEFAULT_K) -> list[Tool]:
         """The ``k`` best tools for ``query`` (a :class:`~harness.selection.ranking.Selector` with no pins)."""
@@ -110,6 +102,6 @@ class ToolCatalog:
         """Each query term's share of ``tool``'s BM25 score; the contributions sum to the score."""
         name = tool if isinstance(tool, str) else tool.name
         doc = self.ids.index(self.get(name).name)
-        if self._index is None:
+        if self.index is None:
             return []
-        return [TermContribution(term, *self._index.term_stats(term, doc)) for term in tokenize(query)]
+        return [TermContribution(term, *self.index.term_stats(term, doc)) for term in tokenize(query)]

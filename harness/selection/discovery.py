@@ -1,7 +1,7 @@
 """A pinned discovery tool: how a model finds the tools the selector did not show it.
 
-Introduced in Chapter 4 (``notebooks/04_pinned_discovery.ipynb``); Chapter 5's MCP tool search
-builds on :class:`ToolSearch`.
+Introduced in Chapter 4 (``notebooks/04_pinned_discovery.ipynb``); Chapter 5's MCP hub and Chapter 7's
+proxy configure the same :class:`ToolSearch` with their own names and result entries.
 
 Per-turn selection fails in two predictable places: a vague opener ("hi") that selects nothing,
 and a mid-task pivot whose query is still dominated by the old task. A discovery tool pinned on
@@ -15,6 +15,7 @@ every turn lets the model ask. Three designs, compared in Chapter 4:
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Callable, Optional, Sequence
@@ -108,6 +109,25 @@ def parameters_summary(t: Tool) -> dict[str, str]:
     return out
 
 
+def own_name(t: Tool) -> set[str]:
+    """The names under which ``t`` counts as an exact match by default: its own (lower-cased)."""
+    return {t.name.lower()}
+
+
+def name_of(t: Tool) -> str:
+    """The name a result shows by default: the tool's own, the one the model calls."""
+    return t.name
+
+
+def match_entry(t: Tool) -> JSONObject:
+    """What a result shows of a found tool besides its name: its description and compact parameters."""
+    return {"description": t.description, "parameters": parameters_summary(t)}
+
+
+#: What a result with matches tells the model by default (found tools become callable).
+FOUND_NOTE = "These tools are now loaded: call them by name."
+
+
 def _checked_limit(limit: object) -> int:
     """``limit`` as a whole number of tools from 1 to :data:`MAX_LIMIT`, or a one-sentence ValueError."""
     if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 5.0 as an integer
@@ -129,17 +149,21 @@ class ToolSearch:
     Found tools stay for the session (``keep_loaded``) or go when :meth:`end_turn` is called.
     ``limit`` is what a search returns when the model names no limit (models rarely do), so it is
     the setting to tune (Exercise 7).
-    Subclasses add names a tool also answers to (Chapter 5: the MCP server's own name).
+    Callers configure it rather than subclass it: ``names_of`` adds names a tool also answers to
+    (Chapter 5: the MCP server's own name), ``shown_name`` and ``entry`` say how a result shows a tool
+    and ``found_note`` what it tells the model (Chapter 7's proxy: its own names, the input schema).
     """
 
     def __init__(self, loaded: Sequence[Tool], deferred: Sequence[Tool], *, keep_loaded: bool = True,
-                 retriever: RankerSpec = None, limit: int = DEFAULT_LIMIT) -> None:
+                 retriever: RankerSpec = None, limit: int = DEFAULT_LIMIT,
+                 names_of: Callable[[Tool], set[str]] = own_name, shown_name: Callable[[Tool], str] = name_of,
+                 entry: Callable[[Tool], JSONObject] = match_entry, found_note: str = FOUND_NOTE) -> None:
         self.limit = _checked_limit(limit)
         self.loaded = list(loaded)
         self.keep_loaded = keep_loaded
-        deferred = list(deferred)
-        ranker = build_ranker(retriever, deferred) if deferred else ToolCatalog([])
-        self.selector = Selector(ranker, deferred, k=self.limit, exact_first=True, names_of=self.names_of)
+        self.names_of, self.shown_name, self.entry, self.found_note = names_of, shown_name, entry, found_note
+        self._deferred = list(deferred)
+        self._retriever = checked_spec(retriever)
         self._activated: dict[str, Tool] = {}
         self.tool = Tool(
             name=SEARCH_TOOL_NAME,
@@ -157,21 +181,23 @@ class ToolSearch:
             tags=frozenset({"discovery"}),
         )
 
-    @staticmethod
-    def names_of(t: Tool) -> set[str]:
-        """Every name under which ``t`` counts as an exact match (lower-cased)."""
-        return {t.name.lower()}
+    @functools.cached_property
+    def selector(self) -> Selector:
+        """The deferred tools' ranker behind exact names first, built at the first search (a hub
+        behind Chapter 7's proxy is never searched, so it never pays for an index)."""
+        ranker = build_ranker(self._retriever, self._deferred) if self._deferred else ToolCatalog([])
+        return Selector(ranker, self._deferred, k=self.limit, exact_first=True, names_of=self.names_of)
 
     @property
     def deferred(self) -> list[Tool]:
-        return list(self.selector.tools)
+        return list(self._deferred)
 
     @property
     def activated(self) -> list[Tool]:
         return list(self._activated.values())
 
     def exact_matches(self, query: str) -> list[Tool]:
-        """Deferred tools the query names exactly (any name :meth:`names_of` gives), in the order it names them."""
+        """Deferred tools the query names exactly (any name ``names_of`` gives), in the order it names them."""
         return [self.selector.get(n) for n in self.selector.exact_matches(query)]
 
     def find(self, query: str, limit: int | None = None) -> list[Tool]:
@@ -185,30 +211,35 @@ class ToolSearch:
         found = self.find(query, limit)
         for t in found:
             self._activated[t.name] = t
+        return self.answer(query, found)
+
+    def answer(self, query: str, found: Sequence[Tool], note: str = "") -> str:
+        """The ``search_tools`` result for ``found`` (what :meth:`find` gave for ``query``), ``note`` added to its note.
+
+        Every search's one formatting: the matches, each as :attr:`entry` shows it under its
+        :attr:`shown_name`; or, when nothing was found, the names that exist (PizzaPi).
+        """
         if not found:
             payload: JSONObject = {
                 "matches": [],
                 "note": f"No tool matched '{shown(query.strip())}'. These tools exist; search again with words "
-                        "from their names, or with an exact name.",
+                        "from their names, or with an exact name." + note,
                 "available": self._available(),
             }
         else:
-            payload = {
-                "matches": [{"name": t.name, "description": t.description, "parameters": parameters_summary(t)}
-                            for t in found],
-                "note": "These tools are now loaded: call them by name.",
-            }
+            payload = {"matches": [{"name": self.shown_name(t), **self.entry(t)} for t in found],
+                       "note": self.found_note + note}
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
     def _available(self) -> list[str] | dict[str, int]:
-        tools = self.selector.tools
+        tools = self._deferred
         if len(tools) <= MAX_LISTED_NAMES:
-            return [t.name for t in tools]
+            return [self.shown_name(t) for t in tools]
         return dict(Counter(t.domain or "local" for t in tools))
 
     def tools_for_turn(self) -> list[Tool]:
         """What to show the model now: always-loaded tools, activated ones, and ``search_tools`` if anything is deferred."""
-        pinned = [self.tool] if len(self.selector) else []
+        pinned = [self.tool] if self._deferred else []
         return self.loaded + self.activated + pinned
 
     def end_turn(self) -> None:

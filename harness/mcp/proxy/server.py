@@ -3,9 +3,9 @@
 Introduced in Chapter 7 (``notebooks/07_use_it_in_your_agent.ipynb``), built from the pieces of
 Chapters 4-6: the ``mcpServers`` config and :class:`~harness.mcp.client.MCPHub` (Chapter 5) start
 the upstream servers; deferral keeps their definitions out of the client's context; Chapter 4's
-search with exact names first (:class:`~harness.mcp.tool_search.ToolSearch`) ranks the deferred
-tools with Chapter 6's best retriever by name (hybrid with the embedding extra, fielded BM25
-without). A client that connects (Claude Desktop, Claude Code, Codex CLI, the MCP Inspector) sees:
+search with exact names first (:class:`~harness.selection.discovery.ToolSearch`, configured with the proxy's
+names and result entries) ranks the deferred tools with Chapter 6's best retriever by name (hybrid with
+the embedding extra, fielded BM25 without). A client that connects (Claude Desktop, Claude Code, Codex CLI, the MCP Inspector) sees:
 
 * ``search_tools(query, limit)`` — deferred tools only: name, one-line description, input schema;
 * ``call_tool(name, arguments)`` — stateless routing by name to the upstream server, with the
@@ -54,7 +54,7 @@ from harness.mcp.names import NameTable
 from harness.core.safe_text import shown
 from harness.mcp.status import session_status
 from harness.mcp.suspicious import flag_tool
-from harness.mcp.tool_search import DEFAULT_LIMIT, MAX_LISTED_NAMES, ToolSearch
+from harness.mcp.tool_search import DEFAULT_LIMIT, ToolSearch, mcp_names
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
@@ -171,19 +171,19 @@ def catalog_tools(records: Sequence[CatalogTool]) -> tuple[list[MCPTool], dict[s
         name = table.name(server, r.name)
         if name in by_name:
             continue
-        schema = dict(r.input_schema) if r.input_schema.get("type") == "object" else {"type": "object", "properties": {}}
-        tools.append(MCPTool(name=name, description=r.description, input_schema=schema, fn=None, domain=server,
+        tools.append(MCPTool(name=name, description=r.description, input_schema=r.api_schema, fn=None, domain=server,
                              server=server, raw_name=r.name))
         by_name[name] = r
     return tools, by_name
 
 
-class _ProxySearch(ToolSearch):
-    """Chapter 5's MCP search, with the proxy's own names (``server__tool``) matched exactly too."""
+def proxy_names(t: Tool) -> set[str]:
+    """Chapter 5's exact names of an MCP tool, and its name on the proxy (``server__tool``)."""
+    return mcp_names(t) | {proxy_name(t.name).lower()}
 
-    @staticmethod
-    def names_of(t: Tool) -> set[str]:
-        return ToolSearch.names_of(t) | {proxy_name(t.name).lower()}
+
+#: What a result with matches tells the client.
+FOUND_NOTE = "Run one with call_tool(name, arguments)."
 
 
 class ToolProxy:
@@ -211,7 +211,7 @@ class ToolProxy:
         # and a search never waits for an index build.
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-search")
         self._indexer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-index")
-        self._building: asyncio.Future[_ProxySearch] | None = None  # the newest index under way
+        self._building: asyncio.Future[ToolSearch] | None = None  # the newest index under way
         listed, deferred, by_name = self._split()
         self._use(listed, by_name, deferred, *self._first_index(deferred))
 
@@ -233,21 +233,25 @@ class ToolProxy:
         deferred: list[Tool] = [*(t for t in tools.values() if t.name not in on_list), *self.extra]
         return listed, deferred, {proxy_name(t.name): t for t in [*tools.values(), *self.extra]}
 
-    def _searcher(self, deferred: Sequence[Tool], retriever: str) -> _ProxySearch:
-        """The search over the deferred tools (builds the retriever's index: with embeddings, the slow part)."""
+    def _searcher(self, deferred: Sequence[Tool], retriever: str) -> ToolSearch:
+        """The search over the deferred tools, under the proxy's names, showing what a client needs to call
+        one; its index is built here (with embeddings, the slow part), not at the first search."""
         def ranker(tools: Sequence[Tool]) -> Ranker:
             return make_retriever(retriever, [self._record(t) for t in tools], encoder=self.encoder)
 
-        return _ProxySearch([], deferred, retriever=ranker)
+        search = ToolSearch([], deferred, retriever=ranker, names_of=proxy_names,
+                            shown_name=lambda t: proxy_name(t.name), entry=self._entry, found_note=FOUND_NOTE)
+        search.selector  # noqa: B018 -- builds the index now
+        return search
 
-    def _first_index(self, deferred: Sequence[Tool]) -> tuple[_ProxySearch, str]:
+    def _first_index(self, deferred: Sequence[Tool]) -> tuple[ToolSearch, str]:
         """The search to use at once, and its retriever: the proxy's own when it needs no embeddings,
         else fielded BM25 (milliseconds to build) until the embedded index is built."""
         now = INTERIM if needs_embeddings(self.retriever) else self.retriever
         return self._searcher(deferred, now), now
 
     def _use(self, listed: list[Tool], by_name: dict[str, Tool], deferred: Sequence[Tool],
-             search: _ProxySearch, now: str) -> None:
+             search: ToolSearch, now: str) -> None:
         """Take the hub's tools as :meth:`_split` gave them, with ``search`` from :meth:`_first_index`; when
         the proxy's retriever needs embeddings, build its index in the index thread and swap it in whole
         when done, unless a newer re-index has started meanwhile."""
@@ -259,7 +263,7 @@ class ToolProxy:
         building = asyncio.get_running_loop().run_in_executor(self._indexer, self._searcher, deferred, self.retriever)
         self._building = building
 
-        def swap(done: asyncio.Future[_ProxySearch]) -> None:  # runs on the event loop's thread
+        def swap(done: asyncio.Future[ToolSearch]) -> None:  # runs on the event loop's thread
             if done is not self._building or done.cancelled():
                 return
             self._building = None
@@ -329,24 +333,17 @@ class ToolProxy:
         cut = isinstance(query, str) and len(query) > MAX_QUERY_CHARS
         found = search.find(query[:MAX_QUERY_CHARS] if cut else query, limit)  # ValueError, in one sentence, for a bad query or limit
         cut_note = f" The query was searched by its first {MAX_QUERY_CHARS:,} characters." if cut else ""
-        if not found:
-            deferred = cast("list[MCPTool]", search.deferred)  # the proxy defers MCP tools only
-            available: Any = ([proxy_name(t.name) for t in deferred] if len(deferred) <= MAX_LISTED_NAMES else
-                              {s: sum(t.server == s for t in deferred) for s in dict.fromkeys(t.server for t in deferred)})
-            return json.dumps({"matches": [], "available": available,
-                               "note": f"No tool matched '{shown(query.strip())}'; search again with other words or an exact name."
-                                       + cut_note}, ensure_ascii=False)
-        matches = []
-        for t in found:
-            entry: dict[str, Any] = {"name": proxy_name(t.name), "description": t.summary,
-                                     "input_schema": dict(t.input_schema)}
-            flags = self._flags(t)
-            if flags:
-                entry["warning"] = poisoning_warning(flags)
-            if t.name in self._extra_records:
-                entry["callable"] = False
-            matches.append(entry)
-        return json.dumps({"matches": matches, "note": "Run one with call_tool(name, arguments)." + cut_note}, ensure_ascii=False)
+        return search.answer(query, found, cut_note)
+
+    def _entry(self, t: Tool) -> dict[str, Any]:
+        """What a match shows a client besides its name: one-line description, input schema, any warning."""
+        entry: dict[str, Any] = {"description": t.summary, "input_schema": dict(t.input_schema)}
+        flags = self._flags(t)
+        if flags:
+            entry["warning"] = poisoning_warning(flags)
+        if t.name in self._extra_records:
+            entry["callable"] = False
+        return entry
 
     async def asearch_tools(self, query: Any, limit: Any = DEFAULT_LIMIT) -> tuple[str, bool]:
         """(text, is_error) of :meth:`search_tools`, run in the search thread so calls are routed meanwhile."""
