@@ -80,13 +80,13 @@ class Tool:
 
 # --- what a search reads of a tool (a catalog record reads the same) ---------------------
 
-def parameter_texts(schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+def parameter_texts(schema: Mapping[str, JSON]) -> list[tuple[str, str]]:
     """(name, description) of each top-level parameter of an input schema ('' where none is given)."""
     props = schema.get("properties") or {}
     return [(n, s.get("description", "") if isinstance(s, dict) else "") for n, s in props.items()]
 
 
-def search_text(name: str, description: str, schema: Mapping[str, Any]) -> str:
+def search_text(name: str, description: str, schema: Mapping[str, JSON]) -> str:
     """Name, description, and parameter names and descriptions: what a search reads of a tool (Chapter 2's
     BM25 document, as Codex CLI indexes it), for a :class:`Tool` and a catalog record alike."""
     params = " ".join(f"{n} {d}" for n, d in parameter_texts(schema))
