@@ -123,8 +123,12 @@ def _pinning() -> dict[str, str]:
 
     plain, pinned = run(False), run(True)
     extra = statistics.fmean(r.schema_tokens for r in pinned) / statistics.fmean(r.schema_tokens for r in plain) - 1
+    tokens = [float(r.schema_tokens) for r in pinned], [float(r.schema_tokens) for r in plain]
+    low, high = paired_difference_interval(*tokens)
     return {"pinned - plain": difference([float(r.success) for r in pinned], [float(r.success) for r in plain]),
-            "pinned extra schema tokens %": f"{extra * 100:.0f}"}
+            "pinned extra schema tokens %": f"{extra * 100:.0f}",
+            "pinned extra schema tokens": f"{statistics.fmean(tokens[0]) - statistics.fmean(tokens[1]):+,.0f} "
+                                          f"[{low:+,.0f}, {high:+,.0f}]"}
 
 
 def _detector() -> dict[str, str]:
