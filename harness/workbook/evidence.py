@@ -5,7 +5,8 @@ prose says "0.41" or "about 76,300" or "+0.02 [−0.05, +0.08]"; the evidence ce
 off the reading path) passes each such figure *as the prose writes it* with the number a cell computed, and
 :func:`check_prose` formats the number the way the figure is written — same decimals, thousands commas, sign,
 per cent — so the cell pins exactly what a reader sees, in one line per figure instead of one assert each.
-A figure written "about 76,300" is checked at its significant figures (76,281 rounds to it; 76,140 does not).
+A number after the word "about" ("about 76,300") is checked at its significant figures (76,281 rounds to it;
+76,140 does not); numbers before it in the same figure stay exact.
 Claims that are not numbers ("deferred search is above both") are passed as sentences with a truth value.
 """
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Mapping, Sequence
 
 #: A number as prose writes it: optional sign (+, - or the typographic −), digits with optional thousands
 #: commas, optional decimals, optional per cent sign (with or without the space the course's prose uses).
-NUMBER = re.compile(r"(?P<sign>[+\-−])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?P<pct> ?%)?")
+#: Digits inside a word are not figures: "top-10", "Qwen2.5", "200k" label, they are not checked.
+NUMBER = re.compile(r"(?<![\w.,+\-−])(?P<sign>[+\-−])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?P<pct> ?%)?"
+                    r"(?![\w%]|[.,]\d)")
 ABOUT = "about "
 
 Value = float | int | str | Sequence[float]
@@ -53,13 +56,13 @@ def mismatch(figure: str, value: Value) -> str | None:
     """
     if isinstance(value, str):
         return None if value == figure else f"the prose says {figure!r}; computed {value!r}"
-    about = figure.startswith(ABOUT)
     found = list(NUMBER.finditer(figure))
     values = list(value) if isinstance(value, Sequence) else [value]
     if len(found) != len(values):
         raise ValueError(f"the figure {figure!r} holds {len(found)} numbers but {len(values)} values were given")
     computed = figure
     for match, number in reversed(list(zip(found, values))):
+        about = ABOUT in figure[:match.start()]
         computed = computed[:match.start()] + as_written(float(number), match, about) + computed[match.end():]
     return None if computed == figure else f"the prose says {figure!r}; computed {computed!r}"
 
