@@ -57,13 +57,13 @@ def mismatch(figure: str, value: Value) -> str | None:
     if isinstance(value, str):
         return None if value == figure else f"the prose says {figure!r}; computed {value!r}"
     found = list(NUMBER.finditer(figure))
-    values = list(value) if isinstance(value, Sequence) else [value]
+    values: list[float] = [float(v) for v in value] if isinstance(value, Sequence) else [float(value)]
     if len(found) != len(values):
         raise ValueError(f"the figure {figure!r} holds {len(found)} numbers but {len(values)} values were given")
     computed = figure
     for match, number in reversed(list(zip(found, values))):
         about = ABOUT in figure[:match.start()]
-        computed = computed[:match.start()] + as_written(float(number), match, about) + computed[match.end():]
+        computed = computed[:match.start()] + as_written(number, match, about) + computed[match.end():]
     return None if computed == figure else f"the prose says {figure!r}; computed {computed!r}"
 
 
