@@ -1,49 +1,85 @@
-"""check_prose: a prose figure is checked as it is written — decimals, commas, sign, per cent, 'about'."""
+"""check_figures: a chapter's prose figures checked against the computed values in one call."""
 from __future__ import annotations
 
 import pytest
 
-from harness.workbook.evidence import check_prose, mismatch
+from harness.workbook.evidence import check_figures, figures_in, render_like
 
 
-@pytest.mark.parametrize("figure, value", [
-    ("0.41", 0.4091), ("41,669", 41_669), ("20.8%", 0.2083), ("95 %", 0.951), ("+0.16", 0.157),
-    ("−0.05", -0.0512), ("-0.05", -0.049), ("+0.00", -0.001), ("5.0", 4.96),
-    ("about 76,300", 76_281), ("about 7,990", 7_986), ("about 20,700", 20_650),
-    ("81 %, about 76,300, 7,990", (0.812, 76_265, 7_989)),
-    ("0.44 [0.34, 0.54]", (0.441, 0.338, 0.54)), ("+0.02 [−0.05, +0.08]", (0.02, -0.05, 0.081)),
-    ("156 tools, 41,669 tokens", [156, 41_669]), ("notion", "notion"),
-    ("per-turn top-10 on 0.23", 0.23), ("Qwen2.5 picks 0.44 in a 200k window", 0.44), ("(−64,700, 0.5)", (-64_700, 0.5)),
-])
-def test_a_figure_holds_when_the_value_rounds_to_it_as_written(figure, value):
-    assert mismatch(figure, value) is None
+def test_figures_are_read_as_the_prose_writes_them():
+    assert figures_in("0.93 → 0.80") == [0.93, 0.80]
+    assert figures_in("+0.02 [−0.05, +0.08]") == [0.02, -0.05, 0.08]
+    assert figures_in("85 of 622 (14 %), 95 % CI 11 %–35 %") == [85, 622, 0.14, 0.95, 0.11, 0.35]
+    assert figures_in("41,669 → 214 tokens") == [41669, 214]
+    assert figures_in("Qwen2.5 at k=10, N = 40") == [10, 40]
 
 
-@pytest.mark.parametrize("figure, value, computed", [
-    ("0.41", 0.404, "0.40"), ("41,669", 41_670, "41,670"), ("20.8%", 0.21, "21.0%"),
-    ("+0.16", -0.16, "-0.16"), ("−0.05", 0.05, "+0.05"), ("0.25", -0.25, "-0.25"),
-    ("about 76,300", 76_140, "about 76,100"), ("200", 156, "156"),
-    ("81 %, about 76,300", (0.8162, 76_265), "82 %, about 76,300"), ("41,700, about 41,700", (41_669, 41_669), "41,669, about 41,700"),
-    ("0.44 [0.34, 0.54]", (0.44, 0.34, 0.55), "0.44 [0.34, 0.55]"),
-])
-def test_a_figure_fails_with_what_was_computed_in_its_own_format(figure, value, computed):
-    assert mismatch(figure, value) == f"the prose says {figure!r}; computed {computed!r}"
+def test_values_are_rendered_in_each_figure_s_own_style():
+    assert render_like("+0.02 [−0.05, +0.08]", (0.0249, -0.051, 0.0801)) == "+0.02 [−0.05, +0.08]"
+    assert render_like("85 of 622 (14 %)", (85, 622, 0.1367)) == "85 of 622 (14 %)"
+    assert render_like("5,033 tokens", 5033.4) == "5,033 tokens"
+    assert render_like("0.93 → 0.80", (0.9, 0.8)) == "0.90 → 0.80"
 
 
-def test_a_figure_and_its_values_must_agree_in_count():
-    with pytest.raises(ValueError, match="holds 2 numbers but 1 values"):
-        mismatch("0.44 [0.34]", 0.44)
+def test_matching_figures_print_one_label_line(capsys):
+    check_figures({"0.93 → 0.80": (0.9293, 0.7961), "+0.00 [−0.04, +0.12]": (-0.001, -0.04, 0.1249),
+                   "22 % (11 %–35 %)": (0.2174, 0.11, 0.349), "46 of 74": (46, 74)},
+                  "every number in section 2", claims={"not separated": True})
+    assert capsys.readouterr().out == "✓ checks: every number in section 2\n"
 
 
-def test_check_prose_prints_one_label_line_when_everything_holds(capsys):
-    check_prose("every number in section 1", {"0.41": 0.41, "41,669": 41_669}, {"search is above both": True})
-    assert capsys.readouterr().out == "✓ checks: every number in section 1\n"
-
-
-def test_check_prose_names_every_failure_not_just_the_first(capsys):
-    with pytest.raises(AssertionError) as failure:
-        check_prose("x", {"0.41": 0.40, "3.5": 3.5, "12": 13}, {"holds": True, "separated": False})
-    message = str(failure.value)
-    assert "'0.41'; computed '0.40'" in message and "'12'; computed '13'" in message
-    assert "'separated' does not hold" in message and "3.5" not in message and "'holds'" not in message
+def test_a_figure_the_output_no_longer_has_fails_naming_both_texts(capsys):
+    with pytest.raises(AssertionError) as failed:
+        check_figures({"0.93 → 0.80": (0.93, 0.79), "46 of 74": (46, 74)}, "section 2")
+    assert "'0.93 → 0.80'" in str(failed.value) and "'0.93 → 0.79'" in str(failed.value)
+    assert "46 of 74" not in str(failed.value)
     assert capsys.readouterr().out == ""
+
+
+def test_a_claim_that_no_longer_holds_fails_naming_it():
+    with pytest.raises(AssertionError, match="the intervals do not overlap"):
+        check_figures({}, "section 3", claims={"the intervals do not overlap": False, "k = 10": True})
+
+
+def test_a_key_whose_numbers_and_values_differ_in_count_is_a_mistake_in_the_cell():
+    with pytest.raises(ValueError, match="3 figures"):
+        check_figures({"+0.02 [−0.05, +0.08]": (0.02, -0.05)}, "x")
+    with pytest.raises(ValueError, match="no figure"):
+        check_figures({"not separated": 0.3}, "x")
+
+
+# --- the chapters: every figure an evidence cell checks is quoted from the chapter's own prose ---------
+
+import ast  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def checked_figures(source: str) -> list[str]:
+    """The literal keys of the figures dict handed to every check_figures call in a cell's source."""
+    keys = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_figures" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.IfExp):  # {…} if data else {}
+                first = first.body
+            if isinstance(first, ast.Dict):
+                keys += [k.value for k in first.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return keys
+
+
+def test_the_figure_keys_are_read_from_a_cell():
+    cell = 'x = 1\ncheck_figures({"0.93 to 0.80": (a, b), "k = 7": k} if a else {}, "s", claims={"c": True})'
+    assert checked_figures(cell) == ["0.93 to 0.80", "k = 7"]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if "check_figures(" in p.read_text(encoding="utf-8")], ids=lambda p: p.stem)
+def test_every_figure_an_evidence_cell_checks_is_quoted_from_the_chapter_s_prose(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    keys = [key for c in cells if c["cell_type"] == "code" and "check_figures(" in "".join(c["source"])
+            for key in checked_figures("".join(c["source"]))]
+    assert keys, "a notebook that calls check_figures checks at least one figure"
+    assert [key for key in keys if " ".join(key.split()) not in prose] == [], "figures checked that the prose does not state"

@@ -39,20 +39,21 @@ def evidence(cell: dict) -> bool:
 
 def ends_with_label(code: str) -> bool:
     """True when the cell's last statement prints the one label line: ``print("✓ checks: …")`` itself, or
-    ``check_prose("…", …)`` (harness.workbook.evidence), which prints ``✓ checks: …`` once everything holds."""
+    ``check_figures(figures, "…", …)`` (harness.workbook.evidence), which prints ``✓ checks: …`` once all holds."""
     last = ast.parse(code).body[-1]
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and last.value.args):
         return False
-    name, first = ast.unparse(last.value.func), last.value.args[0]
-    text = first.value if isinstance(first, ast.Constant) else ""
-    return (name == "print" and str(text).startswith("✓ checks: ")) or (name == "check_prose" and bool(text))
+    name, args = ast.unparse(last.value.func), last.value.args
+    label = args[0] if name == "print" else args[1] if name == "check_figures" and len(args) > 1 else None
+    text = label.value if isinstance(label, ast.Constant) else ""
+    return bool(text) and (name == "check_figures" or str(text).startswith("✓ checks: "))
 
 
 def test_the_label_is_printed_by_the_last_statement_only():
     assert ends_with_label('assert x\nprint("✓ checks: x")')
-    assert ends_with_label('check_prose("every number in §1", {"0.41": rate},\n            {"separated": ok})')
+    assert ends_with_label('check_figures({"0.41": rate},\n              "every number in §1", {"separated": ok})')
     assert not ends_with_label('print("✓ checks: x")\nassert x')
-    assert not ends_with_label('check_prose(label, {})') and not ends_with_label('print("done")')
+    assert not ends_with_label('check_figures({}, label)') and not ends_with_label('print("done")')
 
 
 def reading_words(part: str) -> int:

@@ -1,80 +1,68 @@
-"""Evidence cells in one call: the figures and claims a chapter's prose states, checked against what its cells computed.
+"""Evidence cells in one call: the figures a chapter's prose states, checked against what its cells computed.
 
-Introduced in Chapter 5 (``notebooks/05_mcp_integration.ipynb``) and used by the chapters after it. A chapter's
-prose says "0.41" or "about 76,300" or "+0.02 [−0.05, +0.08]"; the evidence cell (tagged ``evidence``, collapsed
-off the reading path) passes each such figure *as the prose writes it* with the number a cell computed, and
-:func:`check_prose` formats the number the way the figure is written — same decimals, thousands commas, sign,
-per cent — so the cell pins exactly what a reader sees, in one line per figure instead of one assert each.
-A number after the word "about" ("about 76,300") is checked at its significant figures (76,281 rounds to it;
-76,140 does not); numbers before it in the same figure stay exact.
-Claims that are not numbers ("deferred search is above both") are passed as sentences with a truth value.
+Introduced in Chapter 1 and used by every chapter whose prose quotes numbers (Chapter 3 too). The
+prose is the specification: each key of :func:`check_figures` is a snippet of it ("0.93 → 0.80",
+"+0.16 [+0.05, +0.27]", "85 of 622 (14 %)"), each value the computed number(s) behind it, and a figure
+matches when the value, rounded as the prose rounds that figure, equals it. So a re-run whose output
+moves a figure fails with the prose's text beside the new one, and an evidence cell stays a few lines
+(course rule 2: collapsed, ending with one visible ``✓ checks:`` label).
 """
 from __future__ import annotations
 
-import math
 import re
 from typing import Mapping, Sequence
 
-#: A number as prose writes it: optional sign (+, - or the typographic −), digits with optional thousands
-#: commas, optional decimals, optional per cent sign (with or without the space the course's prose uses).
-#: Digits inside a word are not figures: "top-10", "Qwen2.5", "200k" label, they are not checked.
-NUMBER = re.compile(r"(?<![\w.,+\-−])(?P<sign>[+\-−])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?P<pct> ?%)?"
-                    r"(?![\w%]|[.,]\d)")
-ABOUT = "about "
+#: A figure as prose writes it: optional sign (ASCII or the typographic minus), thousands separators,
+#: decimals, and a percent sign (the value is then a fraction). Digits inside a word (Qwen2.5) are not figures.
+FIGURE = re.compile(r"(?<![\w.])([+\-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(\s?%)?")
 
-Value = float | int | str | Sequence[float]
+Values = float | Sequence[float]
 
 
-def as_written(value: float, figure: re.Match[str], about: bool = False) -> str:
-    """``value`` formatted the way ``figure`` (one :data:`NUMBER` match) is written.
+def _as_tuple(values: Values) -> tuple[float, ...]:
+    return tuple(values) if isinstance(values, Sequence) else (values,)
 
-    Per cent figures take ``value`` as a share (0.208 → "20.8%"). With ``about``, an integer figure's trailing
-    zeros say how far it was rounded ("76,300": to hundreds) and ``value`` is rounded the same way.
+
+def figures_in(text: str) -> list[float]:
+    """The numbers ``text`` states, in order; a percentage as the fraction it stands for."""
+    numbers = []
+    for m in FIGURE.finditer(text):
+        number = float(m[2].replace(",", "") + (f".{m[3]}" if m[3] else ""))
+        number = -number if m[1] in ("-", "−") else number
+        numbers.append(round(number / 100, 10) if m[4] else number)
+    return numbers
+
+
+def _render(m: re.Match[str], value: float) -> str:
+    decimals = len(m[3] or "")
+    shown = round(value * 100 if m[4] else value, decimals) + 0.0  # + 0.0: no "-0.00"
+    sign = "−" if shown < 0 and m[1] != "-" else "-" if shown < 0 else "+" if m[1] else ""
+    body = f"{abs(shown):,.{decimals}f}" if "," in m[2] else f"{abs(shown):.{decimals}f}"
+    return sign + body + (m[4] or "")
+
+
+def render_like(text: str, values: Values) -> str:
+    """``text`` with each figure replaced by the matching value, written in that figure's own style."""
+    numbers = iter(_as_tuple(values))
+    return FIGURE.sub(lambda m: _render(m, next(numbers)), text)
+
+
+def check_figures(figures: Mapping[str, Values], what: str, claims: Mapping[str, bool] | None = None) -> None:
+    """Fail when a prose figure (or a claim) no longer holds; otherwise print ``✓ checks: {what}``.
+
+    ``figures`` maps a snippet of prose to the value(s) its figures come from, one value per figure;
+    ``claims`` maps a sentence the prose makes to the boolean computed for it.
     """
-    sign, whole, frac, pct = figure["sign"], figure["int"], figure["frac"] or "", figure["pct"] or ""
-    scaled = value * 100 if pct else value
-    if about and not frac:
-        digits = whole.replace(",", "")
-        zeros = len(digits) - len(digits.rstrip("0")) if digits.strip("0") else 0
-        step = 10 ** zeros  # halves round away from zero, as a reader rounds (20,650 is about 20,700)
-        scaled = math.copysign(math.floor(abs(scaled) / step + 0.5) * step, scaled)
-    magnitude = f"{abs(scaled):{',' if ',' in whole else ''}.{len(frac)}f}"
-    if float(magnitude.replace(",", "")) == 0:  # a figure that rounds to zero keeps the sign the prose gave it
-        mark = sign or ""
-    elif scaled < 0:
-        mark = sign if sign in ("-", "−") else "-"
-    else:
-        mark = "+" if sign else ""
-    return f"{mark}{magnitude}{pct}"
-
-
-def mismatch(figure: str, value: Value) -> str | None:
-    """None when ``value`` reads as ``figure``; else one sentence saying what was computed instead.
-
-    ``figure`` may hold several numbers ("0.44 [0.34, 0.54]"); ``value`` then is a sequence with one number each.
-    A ``str`` value must equal the figure. Words without digits in the figure only label it.
-    """
-    if isinstance(value, str):
-        return None if value == figure else f"the prose says {figure!r}; computed {value!r}"
-    found = list(NUMBER.finditer(figure))
-    values: list[float] = [float(v) for v in value] if isinstance(value, Sequence) else [float(value)]
-    if len(found) != len(values):
-        raise ValueError(f"the figure {figure!r} holds {len(found)} numbers but {len(values)} values were given")
-    computed = figure
-    for match, number in reversed(list(zip(found, values))):
-        about = ABOUT in figure[:match.start()]
-        computed = computed[:match.start()] + as_written(number, match, about) + computed[match.end():]
-    return None if computed == figure else f"the prose says {figure!r}; computed {computed!r}"
-
-
-def check_prose(label: str, figures: Mapping[str, Value] | None = None, claims: Mapping[str, bool] | None = None) -> None:
-    """Check every prose figure against its computed value and every claim's truth, then print ``✓ checks: label``.
-
-    Raises AssertionError naming every figure and claim that does not hold (all of them, not just the first),
-    so a re-run after the numbers moved says at once which sentences to rewrite.
-    """
-    problems = [p for figure, value in (figures or {}).items() if (p := mismatch(figure, value))]
-    problems += [f"the claim {claim!r} does not hold" for claim, holds in (claims or {}).items() if not holds]
-    if problems:
-        raise AssertionError("; ".join(problems))
-    print(f"✓ checks: {label}")
+    wrong = []
+    for text, values in figures.items():
+        count = len(FIGURE.findall(text))
+        if count == 0 or count != len(_as_tuple(values)):
+            raise ValueError(f"{text!r} has {count or 'no'} figure{'s' if count != 1 else ''} but "
+                             f"{len(_as_tuple(values))} value(s) were given for it.")
+        computed = render_like(text, values)
+        if computed != text:
+            wrong.append(f"the prose says {text!r}, the cells computed {computed!r}")
+    wrong += [f"the prose says {claim!r}, which no longer holds" for claim, holds in (claims or {}).items() if not holds]
+    if wrong:
+        raise AssertionError("; ".join(wrong))
+    print(f"✓ checks: {what}")
