@@ -15,7 +15,7 @@ from harness.demo import DemoWorld, demo_tools, load_scenarios
 from harness.core.messages import ToolResult
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import StepChoice, ToolChoice, find_install
-from harness.experiments.real_steps import (CONFIGS, PairedRight, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
+from harness.experiments.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
                                 summarize, verdict)
 from harness.evaluation.scenarios import oracle_steps
 
@@ -168,12 +168,6 @@ def test_paired_right_pairs_the_same_steps_of_two_configurations():
     assert paired_right(rows, "k=3", "all", split="heldout") is None
     ones = [row("x", f"s{i}", 0, "right") for i in range(30)] + [row("y", f"s{i}", 0, "wrong") for i in range(30)]
     assert paired_right(ones, "x", "y").separated and paired_right(ones, "x", "y").low == 1.0
-
-
-def test_a_paired_comparison_reads_as_one_line_with_its_verdict():
-    assert str(PairedRight("k=10", "all 74", 104, 0.0192, -0.048, 0.0769)) == (
-        "k=10 − all 74, right tool, paired over 104 steps: +0.02 [-0.05, +0.08]  not separated")
-    assert str(PairedRight("x", "y", 30, 1.0, 1.0, 1.0)).endswith("+1.00 [+1.00, +1.00]  a difference")
 
 
 # --- the real model ------------------------------------------------------------------------------

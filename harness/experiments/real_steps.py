@@ -338,11 +338,6 @@ class PairedRight:
     def separated(self) -> bool:
         return self.low > 0 or self.high < 0
 
-    def __str__(self) -> str:
-        """The comparison as a chapter prints it: difference, interval and whether it may be called."""
-        return (f"{self.a} − {self.b}, right tool, paired over {self.steps} steps: {self.difference:+.2f} "
-                f"[{self.low:+.2f}, {self.high:+.2f}]  {'a difference' if self.separated else 'not separated'}")
-
 
 def paired_right(rows: Sequence[StepRow], a: str, b: str, split: str | None = None) -> PairedRight | None:
     """a − b on the same steps (scenario, step): the comparison a chapter may call; None when no step pairs.
