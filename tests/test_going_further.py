@@ -7,6 +7,7 @@ a learner has no context for.
 """
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -35,6 +36,25 @@ def source(cell: dict) -> str:
 
 def evidence(cell: dict) -> bool:
     return "evidence" in cell.get("metadata", {}).get("tags", [])
+
+
+def ends_with_label(code: str) -> bool:
+    """True when the cell's last statement prints the one label line: ``print("✓ checks: …")`` itself, or
+    ``check_figures(figures, "…", …)`` (harness.workbook.evidence), which prints ``✓ checks: …`` once all holds."""
+    last = ast.parse(code).body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and last.value.args):
+        return False
+    name, args = ast.unparse(last.value.func), last.value.args
+    label = args[0] if name == "print" else args[1] if name == "check_figures" and len(args) > 1 else None
+    text = label.value if isinstance(label, ast.Constant) else ""
+    return bool(text) and (name == "check_figures" or str(text).startswith("✓ checks: "))
+
+
+def test_the_label_is_printed_by_the_last_statement_only():
+    assert ends_with_label('assert x\nprint("✓ checks: x")')
+    assert ends_with_label('check_figures({"0.41": rate},\n              "every number in §1", {"separated": ok})')
+    assert not ends_with_label('print("✓ checks: x")\nassert x')
+    assert not ends_with_label('check_figures({}, label)') and not ends_with_label('print("done")')
 
 
 def reading_words(part: str) -> int:
@@ -84,7 +104,7 @@ def test_evidence_is_off_the_reading_path(part):
     assert proof, f"{part} pins its prose numbers in evidence cells"
     for c in proof:
         assert c["metadata"].get("jupyter", {}).get("source_hidden") is True
-        assert source(c).rstrip().splitlines()[-1].startswith('print("✓ checks: ')
+        assert ends_with_label(source(c)), f"{part}: an evidence cell ends without its '✓ checks:' label"
     on_path = [source(c) for c in cells(part) if c["cell_type"] == "code" and not evidence(c)]
     asserts = sum(len(re.findall(r"^\s*assert ", s, re.M)) for s in on_path)
     # what stays: the few that show an inline toy equals the package's version, which is the lesson

@@ -3,7 +3,9 @@
 A chapter's first cell states ``*Reading: about N min · Run: about M min on 2 cores*``; N must equal
 the computed reading time (±1 min), M must be within 2× of the committed measurement
 (notebooks/run_times.json), and the word budgets of the course hold: each core-path chapter ≤ 3,000
-reading words, the core path ≤ 18,000 (two hours at 150 words a minute), each going-further part ≤ 3,000.
+reading words, the core path ≤ 18,000 (two hours at 150 words a minute), each going-further part ≤ 3,000;
+and every chapter and part ≤ 3,000 words counting all its cells, evidence included (collapsed evidence still
+weighs on the notebook).
 The instructor's guide's run times come from the same measurement and are checked within 2× too.
 """
 from __future__ import annotations
@@ -13,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.workbook.views.reading_time import (RUN_TIMES, all_notebooks, guide_times, load_notebook, measured_seconds,
-                                        reading_minutes, reading_words, run_minutes, run_time_drift, spoken_time,
-                                        stated_times, with_measured_times, within)
+from harness.workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, all_notebooks, guide_times, load_notebook,
+                                                 measured_seconds, notebook_words, reading_minutes, reading_words,
+                                                 run_minutes, run_time_drift, spoken_time, stated_times,
+                                                 with_measured_times, within)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -50,6 +53,15 @@ def test_reading_words_count_markdown_and_code_but_not_evidence_or_outputs():
                           markdown("hidden prose", tags=("evidence",)),
                           {"cell_type": "raw", "metadata": {}, "source": "not read"}]}
     assert reading_words(notebook) == 5 + 4
+
+
+def test_notebook_words_count_every_markdown_and_code_cell_evidence_included_but_not_raw_cells_or_outputs():
+    notebook = {"cells": [markdown("# Title\n\nTwo  words\there."), code(["x = 1\n", "print(x)"]),
+                          code(["assert x == 1\n", 'print("✓ checks: x")'], tags=("evidence",)),
+                          markdown("hidden prose", tags=("evidence",)),
+                          {"cell_type": "raw", "metadata": {}, "source": "not read"}]}
+    assert notebook_words(notebook) == 5 + 4 + 7 + 2
+    assert notebook_words(notebook) - reading_words(notebook) == 7 + 2  # the evidence, all of it
 
 
 def test_reading_words_agree_with_the_course_convention_one_liner():
@@ -163,6 +175,13 @@ def test_the_core_path_reads_in_two_hours():
 @pytest.mark.parametrize("path", GOING_FURTHER, ids=lambda p: p.stem)
 def test_each_going_further_part_is_at_most_3000_reading_words(path):
     assert reading_words(load_notebook(path)) <= 3000
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_and_part_is_at_most_3000_words_counting_every_cell(path):
+    words = notebook_words(load_notebook(path))
+    assert words <= NOTEBOOK_CAP, (f"{path.name} has {words:,} words counting every cell (evidence included); "
+                                   f"at most {NOTEBOOK_CAP:,}: move regression asserts to tests/")
 
 
 # --- the instructor's guide --------------------------------------------------------------------------

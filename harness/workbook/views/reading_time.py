@@ -5,7 +5,9 @@ Chapter 0 on). N follows from the words a learner reads — every markdown cell 
 source, except the cells tagged ``evidence`` that pin numbers off the reading path — at 150 words a
 minute; M from the committed measurement of the notebook's whole run (notebooks/run_times.json,
 written by scripts/measure_run_times.py). tests/test_reading_time.py checks both, so a stated time
-cannot drift from the notebook it describes.
+cannot drift from the notebook it describes. A second count, :func:`notebook_words`, weighs the whole
+notebook — evidence included, since a collapsed cell is still there to scroll past and to maintain — and
+every chapter and going-further part stays within :data:`NOTEBOOK_CAP` of it.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from pathlib import Path
 
 WORDS_PER_MINUTE = 150
 EVIDENCE_TAG = "evidence"
+#: At most this many words in a chapter or going-further part, counting every cell (evidence included).
+NOTEBOOK_CAP = 3_000
 #: Where a checkout keeps the measurement and the guide, relative to its root (the package never guesses the root).
 RUN_TIMES = Path("notebooks") / "run_times.json"
 GUIDE = Path("notebooks") / "INSTRUCTORS.md"
@@ -45,6 +49,14 @@ def reading_words(notebook: dict) -> int:
     """
     return sum(len(cell_text(c).split()) for c in notebook["cells"]
                if c.get("cell_type") in ("markdown", "code") and not is_evidence(c))
+
+
+def notebook_words(notebook: dict) -> int:
+    """Whitespace-separated tokens of every markdown and code cell's source, evidence cells included.
+
+    What the whole-notebook cap counts: raw cells and outputs are left out, as in :func:`reading_words`.
+    """
+    return sum(len(cell_text(c).split()) for c in notebook["cells"] if c.get("cell_type") in ("markdown", "code"))
 
 
 def reading_minutes(words: int) -> int:
