@@ -89,9 +89,7 @@ def test_a_part_has_the_skeleton(part):
     assert any("self_check(" in s for s in code), f"{part} has no self-check widget"
 
 
-@pytest.mark.parametrize("part", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="06a's owner moves its line (reader's finding); then drop this mark")) if p.startswith("06a") else p
-    for p in PARTS])
+@pytest.mark.parametrize("part", PARTS)
 def test_the_reading_line_follows_what_you_will_learn(part):
     """The course's skeleton, in the chapters' order: title, what you will learn, then the reading and run time."""
     first = source(cells(part)[0])
