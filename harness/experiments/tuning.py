@@ -167,7 +167,8 @@ def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = 
     return out
 
 
-#: The record of the last full tuning run (package data, written by ``python -m harness.experiments.tuning``).
+#: The record of the last full tuning run (package data, written by
+#: ``python -m harness.experiments.tuning --out harness/data/tuning.json``).
 RECORD = "tuning.json"
 
 

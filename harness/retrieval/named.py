@@ -60,7 +60,7 @@ class Entry:
     make: Maker  # (records, encoder, **settings) -> Ranker
     kind: Kind
     constants: Constants
-    chapter: str  # the notebook that introduces it, e.g. "06a"
+    chapter: str  # the chapter that introduces it, e.g. "6a" (notebooks/06a_*.ipynb)
     summary: str  # one line, for ``--help``
     settings: tuple[str, ...] = ()  # the keyword settings the maker takes
     needs_embeddings: bool = False
