@@ -17,6 +17,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 from harness.core.safe_text import printable
 
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="harness", description="The workbook's command line: doctor, search, eval and bench.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
-    listed = {"epilog": listing, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    listed: dict[str, Any] = {"epilog": listing, "formatter_class": argparse.RawDescriptionHelpFormatter}
     s = sub.add_parser("search", help="rank tools for a query", **listed)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")

@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     tools = load_tools(catalog)
     queries = [q.query for q in step_queries(load_queries(steps_from))][:args.n]
     hybrid = make_retriever("hybrid-rrf", tools)
+    assert isinstance(hybrid, HybridRetriever)
     hybrid.rank("warm up")
     print(f"{len(queries)} step queries over {len(tools)} tools; before: {load_average()}")
     print(table(breakdown(hybrid, queries)))

@@ -55,7 +55,7 @@ BASELINE = "hybrid-rrf"
 #: What each dataset is scored by (per query), and the short names the chapter uses.
 METRIC = {"livemcp-task": "R@10", "livemcp-step": "Hit@5", "toollens": "R@10", "demo": "R@5"}
 SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {"steps": split_steps, "clauses": clauses}
-GRID = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
+GRID: dict[str, list[Any]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
 #: Which idea each knob belongs to, and every knob's setting written before any score was seen.
 TUNES = {"servers": "hierarchical", "splitter": "hybrid-rrf+plan"}
 UNTUNED = {knob: grid[0] for knob, grid in GRID.items()}
