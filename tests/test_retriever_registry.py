@@ -107,6 +107,16 @@ def test_learned_entries_need_a_log(name):
     assert name not in named.retriever_names(dense=True) and name in named.retriever_names(dense=True, learned=True)
 
 
+@pytest.mark.parametrize("name", list(named.REGISTRY))
+def test_each_entry_lists_the_settings_its_maker_takes(name):
+    entry = named.REGISTRY[name]
+    params = list(inspect.signature(entry.make).parameters.values())[2:]  # after (tools, encoder)
+    named_params = {p.name for p in params if p.kind is not p.VAR_KEYWORD}
+    assert named_params <= set(entry.settings), f"{name}: every keyword of its maker is listed"
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        assert set(entry.settings) == named_params, f"{name}: every listed setting is one its maker takes"
+
+
 def test_an_unknown_setting_is_one_sentence():
     with pytest.raises(ValueError, match=r"^The 'bm25' retriever has no setting 'alpha'; it takes fast\.$"):
         named.make_retriever("bm25", SMALL_TOOLS, alpha=0.3)
