@@ -2,7 +2,7 @@
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
-(:func:`harness.retrieval.named.make_retriever`) without a notebook; ``eval DATASET_DIR
+(:func:`harness.retrieval.named.make_retriever`; ``harness search --help`` lists the registry) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
 Chapter 6's benchmark (:mod:`harness.experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
 proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs.
@@ -17,6 +17,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 from harness.core.safe_text import printable
 
@@ -120,11 +121,12 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     import asyncio
 
     from harness.core.temp_folders import owned_temp_dir
-    from harness.mcp.proxy.server import check_retriever, serve as run_proxy
+    from harness.mcp.proxy.server import serve as run_proxy
+    from harness.retrieval.named import check_name
     from harness.evaluation.datasets import dataset_dir, load_tools, missing_data_note
 
     if args.retriever:
-        check_retriever(args.retriever)
+        check_name(args.retriever)
     if args.threshold < 0:
         raise ValueError(f"--threshold must be 0 or more tokens, got {args.threshold}.")
     with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
@@ -156,25 +158,30 @@ def serve(args: argparse.Namespace) -> list[str] | None:
 def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
     from harness.selection.ranking import DEFAULT_K
-    from harness.retrieval.named import ALIASES, retriever_names
+    from harness.retrieval.named import help_lines
 
-    names = ", ".join([*retriever_names(dense=True), *ALIASES])
+    listing = ("retrievers (name: what it does [kind; where its constants come from; chapter]):\n"
+               + "\n".join(f"  {line}" for line in help_lines())
+               + "\nThe learned ones need a log of past queries: build them in Python, make_retriever(name, tools, log=...).")
     parser = argparse.ArgumentParser(prog="harness", description="The workbook's command line: doctor, search, eval and bench.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
-    s = sub.add_parser("search", help="rank tools for a query")
+    listed: dict[str, Any] = {"epilog": listing, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    s = sub.add_parser("search", help="rank tools for a query", **listed)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")
     s.add_argument("--tools", help="a tools.jsonl (or a folder holding one) in the shared data format")
-    s.add_argument("--retriever", default="catalog", help=f"which retriever ranks (default catalog: Chapter 2's BM25); one of {names}")
-    e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10")
+    s.add_argument("--retriever", default="catalog", help="which retriever ranks (default catalog: Chapter 2's BM25); one of the retrievers listed below")
+    e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10", **listed)
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
-    e.add_argument("--retriever", required=True, help=f"one of {names}")
+    e.add_argument("--retriever", required=True, help="one of the retrievers listed below")
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
-    v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config")
+    v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config",
+                       **listed)
     v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
     v.add_argument("--landscape", action="store_true", help="serve the workbook's real-server landscape in a temporary sandbox")
-    v.add_argument("--retriever", help=f"what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); one of {names}")
+    v.add_argument("--retriever", help="what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); "
+                                        "one of the retrievers listed below")
     v.add_argument("--extra-tools", help="a tools.jsonl whose tools are searchable but not callable (for measuring at scale)")
     v.add_argument("--threshold", type=int, default=0,
                    help="list every tool directly while all of them cost at most this many tokens (default 0: always search)")

@@ -17,11 +17,11 @@ from harness.mcp.tool_search import ToolSearch as MCPToolSearch
 from harness.providers.offline import OfflineModel
 from harness.selection.ranking import Selector, exact_name_matches, name_index
 from harness.retrieval.dense import dense_unavailable_reason
-from harness.retrieval.named import ALIASES, LEXICAL, make_retriever, maker, retriever_names
+from harness.retrieval.named import ALIASES, make_retriever, maker, needs_embeddings, retriever_names
 from harness.retrieval.records import CatalogTool, Query
 
 DENSE_SKIP = dense_unavailable_reason()
-NAMES = [pytest.param(n, marks=pytest.mark.skipif(n not in LEXICAL and DENSE_SKIP is not None, reason=str(DENSE_SKIP)))
+NAMES = [pytest.param(n, marks=pytest.mark.skipif(needs_embeddings(n) and DENSE_SKIP is not None, reason=str(DENSE_SKIP)))
          for n in retriever_names(dense=True)]
 TASK = "Read the file 'a.txt', then post it to the #dev channel"
 

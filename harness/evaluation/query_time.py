@@ -27,6 +27,7 @@ from typing import Callable, Sequence, TypeVar
 from harness.selection.ranking import exact_first, top_ids
 from harness.retrieval.dense import DenseRetriever, query_model
 from harness.retrieval.hybrid import HybridRetriever, rrf
+from harness.retrieval.named import make_retriever
 from harness.retrieval.numpy_minilm import one_blas_thread
 
 T = TypeVar("T")
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tools = load_tools(catalog)
     queries = [q.query for q in step_queries(load_queries(steps_from))][:args.n]
-    hybrid = HybridRetriever(tools)
+    hybrid = make_retriever("hybrid-rrf", tools)
+    assert isinstance(hybrid, HybridRetriever)
     hybrid.rank("warm up")
     print(f"{len(queries)} step queries over {len(tools)} tools; before: {load_average()}")
     print(table(breakdown(hybrid, queries)))

@@ -20,7 +20,8 @@ value at a size is its mean over draws, and the interval is the 95 % bootstrap o
 (:func:`harness.core.rates.bootstrap_interval`); a fall is *called* only where the paired interval of
 (value at the smallest size − value at this size) excludes zero (:func:`breaks_at`).
 Embeddings are cached on disk by each tool's definition hash (:mod:`harness.retrieval.dense`), so
-only the first run embeds the pool.
+only the first run embeds the pool. Any retriever of the registry (:data:`harness.retrieval.named.REGISTRY`)
+that needs no log can be drawn, by its name; :data:`RETRIEVERS` are the ones the chapter and ``make bench`` draw.
 """
 from __future__ import annotations
 
@@ -33,17 +34,15 @@ import numpy as np
 from harness.evaluation.metrics import evaluate
 from harness.selection.ranking import Ranker
 from harness.core.rates import bootstrap_interval, paired_difference_interval
-from harness.retrieval.bm25 import BM25Retriever
-from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, embed_tools
-from harness.retrieval.fielded import FieldedBM25
-from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.dense import EmbeddingCache, Encoder, dense_unavailable_reason, embed_tools
+from harness.retrieval.named import entry, make_retriever, needs_embeddings, retriever_names
 from harness.retrieval.records import CatalogTool, Query
 from harness.evaluation.datasets import DATASETS, demo_dataset, load_public
 
 #: Catalog sizes; ``None`` stands for the whole pool (the largest honest size).
 SIZES: tuple[int | None, ...] = (50, 100, 200, 500, 1000, 2797, None)
+#: The retrievers it compares, by their names in :data:`harness.retrieval.named.REGISTRY`.
 RETRIEVERS = ("bm25", "bm25-fielded", "dense-minilm", "hybrid-rrf")
-LEXICAL = ("bm25", "bm25-fielded")
 METRICS = ("R@5", "R@10", "MRR")
 #: The most of a catalog one group's gold tools may take.
 GOLD_SHARE = 0.25
@@ -119,20 +118,26 @@ def _catalogs(queries: Sequence[Query], pool: Sequence[CatalogTool], sizes: Sequ
 
 def _retrievers(catalog: Sequence[CatalogTool], names: Sequence[str], vectors: Mapping[str, np.ndarray] | None,
                 encoder: Encoder | None) -> dict[str, Ranker]:
+    """The named retrievers over one catalog, from the registry: the dense ones from the pool's ``vectors``
+    (nothing is embedded again), bm25 from the inverted index (rank_bm25's rankings, faster), and hybrid-rrf
+    on fielded BM25's index."""
+    fielded = make_retriever("bm25-fielded", catalog) if {"bm25-fielded", "hybrid-rrf"} & set(names) else None
     made: dict[str, Ranker] = {}
-    if "bm25" in names:
-        made["bm25"] = BM25Retriever(catalog, fast=True, name="bm25")  # rank_bm25's scores, faster
-    fielded = FieldedBM25(catalog) if {"bm25-fielded", "hybrid-rrf"} & set(names) else None
-    if "bm25-fielded" in names:
-        made["bm25-fielded"] = fielded  # type: ignore[assignment]
-    if {"dense-minilm", "hybrid-rrf"} & set(names):
-        assert vectors is not None and encoder is not None
-        dense = DenseRetriever.from_vectors([t.id for t in catalog], np.stack([vectors[t.id] for t in catalog]), encoder)
-        if "dense-minilm" in names:
-            made["dense-minilm"] = dense
-        if "hybrid-rrf" in names:
-            made["hybrid-rrf"] = HybridRetriever(catalog, lexical=fielded, dense=dense)
+    for name in names:
+        if name == "bm25-fielded" and fielded is not None:
+            made[name] = fielded
+            continue
+        presets: dict[str, dict[str, object]] = {"bm25": {"fast": True}, "hybrid-rrf": {"lexical": fielded}}
+        settings = dict(presets.get(name, {}))
+        if vectors is not None and "vectors" in entry(name).settings:
+            settings["vectors"] = vectors
+        made[name] = make_retriever(name, catalog, encoder=encoder, **settings)
     return made
+
+
+def usable(names: Sequence[str] = RETRIEVERS) -> tuple[str, ...]:
+    """``names`` less the ones that need the embedding extra when it is absent (what the curve can draw here)."""
+    return tuple(names) if dense_unavailable_reason() is None else tuple(n for n in names if not needs_embeddings(n))
 
 
 def scale_curve(query_sets: Mapping[str, Sequence[Query]], pool: Sequence[CatalogTool], *,
@@ -145,9 +150,9 @@ def scale_curve(query_sets: Mapping[str, Sequence[Query]], pool: Sequence[Catalo
     (:func:`prefixed`); each query's gold ids must be in it. Sizes larger than the pool are dropped.
     The dense retrievers embed the pool once (cached on disk) and every query once.
     """
-    unknown = set(retrievers) - set(RETRIEVERS)
+    unknown = [n for n in retrievers if n not in retriever_names(dense=True)]
     if unknown:
-        raise ValueError(f"The scale curve knows {', '.join(RETRIEVERS)}; got {sorted(unknown)}.")
+        raise ValueError(f"The scale curve knows every registered retriever that needs no log; got {unknown[0]!r}.")
     if draws < 1:
         raise ValueError(f"At least one draw is needed, got {draws}.")
     ids = {t.id for t in pool}
@@ -157,7 +162,7 @@ def scale_curve(query_sets: Mapping[str, Sequence[Query]], pool: Sequence[Catalo
             raise ValueError(f"Query set {label!r}: gold id {missing[0]!r} is not in the pool; prefix ids with prefixed().")
     sizes = [s for s in sizes if s is None or s <= len(pool)]
     vectors, encoder_used = None, None
-    if {"dense-minilm", "hybrid-rrf"} & set(retrievers):
+    if any(needs_embeddings(n) for n in retrievers):
         encoder_used = encoder or Encoder(remember=1_000_000, disk=cache or EmbeddingCache())
         vectors = dict(zip([t.id for t in pool], embed_tools(pool, encoder_used, cache or EmbeddingCache())))
         encoder_used.encode([q.query for qs in query_sets.values() for q in qs])  # every query once, in batches

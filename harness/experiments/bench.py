@@ -43,17 +43,14 @@ from typing import Callable, Sequence
 from harness.evaluation.metrics import Report, evaluate
 from harness.selection.ranking import DEFAULT_K, Ranker
 from harness.evaluation.datasets import DATASETS, demo_dataset, load_public, missing_data_note, step_queries
-from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, dense_unavailable_reason
-from harness.retrieval.fielded import FieldedBM25
+from harness.retrieval.dense import EmbeddingCache, Encoder, dense_unavailable_reason
 from harness.retrieval.hybrid import HybridRetriever
-from harness.retrieval.learned import QueryLogRetriever
-from harness.retrieval.named import make_retriever
+from harness.retrieval.named import BENCH_TUNED, REGISTRY, make_retriever
 from harness.evaluation.query_time import breakdown
 from harness.retrieval.records import CatalogTool, Query
 from harness.evaluation.splits import By, development_split, folds
-from harness.retrieval.task import TaskRetriever, clauses
-from harness.retrieval.usage import UsagePriorRetriever
-from harness.evaluation.scale_curve import LEXICAL, METRICS, RETRIEVERS, CurvePoint, public_pool, scale_curve
+from harness.retrieval.task import clauses
+from harness.evaluation.scale_curve import METRICS, CurvePoint, public_pool, scale_curve, usable
 from harness.core.safe_text import printable
 from harness.core.tokens import tool_tokens
 
@@ -82,15 +79,14 @@ class Row:
 
 
 #: Chapter 8's zero-shot ideas (hierarchy, planning, expansion, a re-ranker trained on ToolLens development rows).
-ZERO_SHOT = ("hierarchical", "hybrid-rrf+plan", "hybrid-rrf+expand", "rerank-lr")
-#: The rows of the quality table, in order: the one list to add a retriever to (by its name in
-#: :func:`harness.retrieval.named.make_retriever`; list the ones that need embeddings in DENSE_ROWS too).
-TABLE = ("bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf",
-         "dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task", *ZERO_SHOT)
-DENSE_ROWS = ("dense-minilm", "hybrid-rrf", "stacklok-split", "hybrid-task", *ZERO_SHOT)
-#: What each row's settings are: chosen on development queries, or a named system's published rule.
-TUNED = {"bm25-fielded": "dev", "hybrid-rrf": "dev", "hybrid-task": "dev", "stackone-bm25-tfidf": "published",
-         "pizzapi-substring": "published", "stacklok-split": "published", "hierarchical": "dev", "rerank-lr": "dev"}
+ZERO_SHOT = tuple(n for n, e in REGISTRY.items() if e.kind == "zero-shot idea")
+#: The rows of the quality table, in the registry's order (:data:`harness.retrieval.named.REGISTRY`):
+#: every entry but Chapter 2's catalog, the inverted index (a latency row) and the learned ones (cross-validated rows).
+TABLE = tuple(n for n, e in REGISTRY.items() if e.kind != "learned" and n not in ("catalog-bm25", "bm25-inverted"))
+DENSE_ROWS = tuple(n for n in TABLE if REGISTRY[n].needs_embeddings)
+#: What each row's settings are: chosen on development queries ("dev"), a named system's published rule
+#: ("published"), or nothing to tune ("-") — the registry's ``constants``.
+TUNED = {n: BENCH_TUNED[e.constants] for n, e in REGISTRY.items()}
 
 
 def by_name(name: str) -> Factory:
@@ -116,15 +112,15 @@ def token_cut(report: Report, tools: Sequence[CatalogTool], k: int) -> float:
 
 
 def quality_row(dataset: str, name: str, report: Report, tools: Sequence[CatalogTool], build_s: float,
-                k: int, hit_only: bool = False, held_out: str = "test") -> Row:
-    """One table row: every quality column with its 95 % interval over the report's queries."""
+                k: int, hit_only: bool = False, held_out: str = "test", registered: str | None = None) -> Row:
+    """One table row: every quality column with its 95 % interval over the report's queries (``registered``:
+    the registry's name for a row named otherwise, such as the usage prior's ``hybrid-task+usage``)."""
     m = report.metrics()
     shown = [c for c in QUALITY_COLUMNS if not (hit_only and c.startswith(("R@", "nDCG")))]
     # steps are not aligned to slots: recall and nDCG over the task's slots would mislead, so they stay empty
     metrics: dict[str, float | None] = {c: m[c] if c in shown else None for c in QUALITY_COLUMNS}
     intervals: dict[str, Interval | None] = {c: report.interval(c) if c in shown else None for c in QUALITY_COLUMNS}
-    base = name.split("+")[0]
-    tuned = "dev" if "+" in name or name == "learned-querylog" else TUNED.get(base, "-")
+    tuned = TUNED[registered or name]
     return Row(dataset, name, len(report.outcomes), len(tools), metrics, intervals, tuned, held_out, build_s,
                m["p50_ms"], m["p95_ms"], token_cut(report, tools, k))
 
@@ -174,10 +170,11 @@ HELD_OUT: dict[By, str] = {"query": "cv by query id (memorisation)", "gold": "cv
 
 def cross_validated(tools: Sequence[CatalogTool], log: Sequence[Query], scored: Sequence[Query],
                     learn: Callable[[list[Query]], Ranker], dataset: str, k: int, by: By,
-                    n_folds: int = 5) -> tuple[Row, Report]:
+                    n_folds: int = 5, registered: str = "learned-querylog") -> tuple[Row, Report]:
     """A learned retriever trained on ``log`` outside each fold and evaluated on the ``scored`` queries inside it.
 
-    ``scored`` is a subset of ``log`` (all of it, or a sample); folds are cut ``by`` query id or gold set.
+    ``scored`` is a subset of ``log`` (all of it, or a sample); folds are cut ``by`` query id or gold set;
+    ``registered`` is the learner's name in the registry.
     """
     outcomes: list = []
     build, name, used = 0.0, "", 0
@@ -194,7 +191,7 @@ def cross_validated(tools: Sequence[CatalogTool], log: Sequence[Query], scored: 
         outcomes += evaluate(learned, test).outcomes
     order = {q.qid: i for i, q in enumerate(scored)}
     report = Report(name, (1, 5, 10), sorted(outcomes, key=lambda o: order[o.query.qid]))  # paired with other rows
-    return quality_row(dataset, name, report, tools, build / used, k, held_out=HELD_OUT[by]), report
+    return quality_row(dataset, name, report, tools, build / used, k, held_out=HELD_OUT[by], registered=registered), report
 
 
 def toollens_split(queries: Sequence[Query], sample: int, seed: int = 0) -> tuple[list[Query], list[Query]]:
@@ -209,10 +206,12 @@ def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories
     test part outside each fold, with folds by query id and by gold set (two rows)."""
     test, scored = toollens_split(queries, sample, seed)
     rows = bench_dataset(tools, {"toollens-test": scored}, factories, k, dense, latency_n)
-    base = FieldedBM25(tools)
-    for by in ("query", "gold"):
-        rows.append(cross_validated(tools, test, scored, lambda log: QueryLogRetriever(log, base),
-                                    "toollens-test", k, by)[0])
+    base = make_retriever("bm25-fielded", tools)
+
+    def learned(log: list[Query]) -> Ranker:
+        return make_retriever("learned-querylog", tools, log=log, base=base)
+
+    rows += [cross_validated(tools, test, scored, learned, "toollens-test", k, by)[0] for by in ("query", "gold")]
     return rows
 
 
@@ -221,10 +220,14 @@ def bench_usage(tools: Sequence[CatalogTool], queries: list[Query], dense: bool,
     """The usage prior on LiveMCPBench's test tasks, learned from the other folds' tasks: folds by query id
     and by gold set (latency: the first ``latency_n`` tasks again, each embedded on its own)."""
     encoder = bench_encoder([q.query for q in queries], dense)
-    base = TaskRetriever(tools, dense=DenseRetriever(tools, encoder=encoder)) if dense else FieldedBM25(tools)
-    rows = [cross_validated(tools, queries, queries, lambda log: UsagePriorRetriever(log, base), "livemcp-test", k,
-                            by)[0] for by in ("query", "gold")]
-    timing = live_latency(UsagePriorRetriever(queries, base), queries, encoder, latency_n)
+    base = make_retriever("hybrid-task" if dense else "bm25-fielded", tools, encoder=encoder)
+
+    def usage(log: list[Query]) -> Ranker:
+        return make_retriever("usage-prior", tools, log=log, base=base)
+
+    rows = [cross_validated(tools, queries, queries, usage, "livemcp-test", k, by, registered="usage-prior")[0]
+            for by in ("query", "gold")]
+    timing = live_latency(usage(queries), queries, encoder, latency_n)
     for row in rows:
         row.p50_ms, row.p95_ms, row.load = timing.latency_ms(50), timing.latency_ms(95), os.getloadavg()[0]
     return rows
@@ -369,7 +372,7 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
     pool, query_sets = public_pool()
     say(f"scale curve: a pool of {len(pool)} real tools")
     curve = scale_curve(curve_queries(query_sets, 50 if quick else 100), pool,
-                        retrievers=RETRIEVERS if dense else LEXICAL, draws=1 if quick else 3, say=say)
+                        retrievers=usable(), draws=1 if quick else 3, say=say)
     return rows, curve, skipped
 
 

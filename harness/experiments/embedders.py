@@ -40,8 +40,8 @@ import numpy as np
 
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.datasets import dataset_dir, load_queries, load_tools, step_queries
-from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder, embed_tools, query_model
-from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.dense import EmbeddingCache, Encoder, embed_tools, query_model
+from harness.retrieval.named import make_retriever
 from harness.retrieval.numpy_minilm import MAX_TOKENS, model_dir
 from harness.evaluation.query_time import load_average, nearest_rank
 from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
@@ -141,9 +141,9 @@ class CappedEncoder(Encoder):
 def scored(cat: Catalog, rows: dict[str, list], encoder: Encoder) -> dict[str, dict[str, list[float]]]:
     """Per-query values of dense and hybrid-rrf on each of ``rows``' datasets; tool vectors from the
     shared cache (the query encoder only changes how queries are read)."""
-    tools = DenseRetriever(cat.tools, encoder=Encoder(remember=0))
-    dense = DenseRetriever.from_vectors(tools.ids, tools.matrix, encoder)
-    hybrid = HybridRetriever(cat.tools, dense=dense)
+    vectors = dict(zip([t.id for t in cat.tools], embed_tools(cat.tools, Encoder(remember=0), EmbeddingCache())))
+    dense = make_retriever("dense-minilm", cat.tools, encoder=encoder, vectors=vectors)
+    hybrid = make_retriever("hybrid-rrf", cat.tools, encoder=encoder, vectors=vectors)
     return {dataset: {"dense": per_query(dense, queries, dataset), "hybrid-rrf": per_query(hybrid, queries, dataset)}
             for dataset, queries in rows.items()}
 
@@ -189,7 +189,7 @@ def timings(n: int = 100) -> dict[str, Any]:
         embed_tools(tools, Encoder(remember=0), EmbeddingCache(empty))
         out["catalog_embed_s"] = {"wall": round(time.perf_counter() - wall, 1), "cpu": round(time.process_time() - cpu, 1)}
     encoder = Encoder(remember=0)
-    hybrid = HybridRetriever(tools, dense=DenseRetriever(tools, encoder=encoder))
+    hybrid = make_retriever("hybrid-rrf", tools, encoder=encoder)
     hybrid.rank("warm up")
     for label, work in (("query_embedding", lambda q: encoder.encode([q])), ("hybrid_rrf", hybrid.rank)):
         wall_ms, cpu_ms = [], []

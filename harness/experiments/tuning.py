@@ -24,21 +24,24 @@ nobody. The tuned rows of ``make bench`` say "dev" in their ``tuned`` column.
 """
 from __future__ import annotations
 
+import argparse
 import inspect
+import json
 import random
 import statistics
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.evaluation.metrics import evaluate
 from harness.selection.ranking import Ranker
-from harness.retrieval.dense import DenseRetriever, Encoder
+from harness.retrieval.dense import Encoder
 from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
 from harness.retrieval.learned import QueryLogRetriever
+from harness.retrieval.named import make_retriever
 from harness.retrieval.records import CatalogTool, Query
 from harness.evaluation.splits import folds, development_split
-from harness.retrieval.systems import StackOneRetriever
 from harness.retrieval.task import TaskRetriever
 from harness.retrieval.usage import UsagePriorRetriever
 from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools
@@ -75,28 +78,20 @@ assert all(len(g) <= BUDGET for g in GRIDS.values())
 Build = Callable[[Sequence[CatalogTool], Mapping[str, Any], Sequence[Query]], Ranker]
 
 
-def fielded(tools: Sequence[CatalogTool], setting: Mapping[str, Any], log: Sequence[Query] = ()) -> FieldedBM25:
-    """Fielded BM25 with a setting of :data:`GRIDS` (``name_weight`` replaces the name field's weight)."""
-    options = dict(setting)
-    weights = {**DEFAULT_WEIGHTS, "name": options.pop("name_weight", DEFAULT_WEIGHTS["name"])}
-    return FieldedBM25(tools, weights=weights, **options)
-
-
 def builders(encoder: Encoder | None = None) -> dict[str, Build]:
-    """How each component of :data:`GRIDS` is built from a setting (the dense ones share ``encoder``)."""
-    def dense(tools: Sequence[CatalogTool]) -> DenseRetriever:
-        return DenseRetriever(tools, encoder=encoder)
+    """How each component of :data:`GRIDS` is built from a setting, all by the registry
+    (:func:`harness.retrieval.named.make_retriever`; the dense ones share ``encoder``)."""
+    def build(name: str) -> Build:
+        return lambda tools, s, log: make_retriever(name, tools, encoder=encoder, **s)
 
-    def task(tools: Sequence[CatalogTool]) -> TaskRetriever:
-        return TaskRetriever(tools, dense=dense(tools))
+    def learned(name: str, base: str) -> Build:
+        def make(tools: Sequence[CatalogTool], s: Mapping[str, Any], log: Sequence[Query]) -> Ranker:
+            return make_retriever(name, tools, log=log, base=make_retriever(base, tools, encoder=encoder), **s)
+        return make
 
-    return {
-        "bm25-fielded": fielded,
-        "stackone-bm25-tfidf": lambda tools, s, log: StackOneRetriever(tools, **s),
-        "hybrid-task": lambda tools, s, log: TaskRetriever(tools, dense=dense(tools), **s),
-        "learned-querylog": lambda tools, s, log: QueryLogRetriever(log, FieldedBM25(tools), **s),
-        "usage-prior": lambda tools, s, log: UsagePriorRetriever(log, task(tools) if encoder else FieldedBM25(tools), **s),
-    }
+    return {"bm25-fielded": build("bm25-fielded"), "stackone-bm25-tfidf": build("stackone-bm25-tfidf"),
+            "hybrid-task": build("hybrid-task"), "learned-querylog": learned("learned-querylog", "bm25-fielded"),
+            "usage-prior": learned("usage-prior", "hybrid-task" if encoder else "bm25-fielded")}
 
 
 @dataclass(frozen=True)
@@ -172,16 +167,14 @@ def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = 
     return out
 
 
-#: The record of the last full tuning run (package data, written by ``python -m harness.experiments.tuning``).
+#: The record of the last full tuning run (package data, written by
+#: ``python -m harness.experiments.tuning --out harness/data/tuning.json``).
 RECORD = "tuning.json"
 
 
 def recorded() -> dict[str, dict[str, Any]]:
     """The recorded tuning run: {component: {"chosen": setting, "trials": [...]}}."""
-    import json
-    from importlib.resources import files
-
-    return json.loads((files("harness") / "data" / RECORD).read_text(encoding="utf-8"))
+    return json.loads(files("harness").joinpath("data").joinpath(RECORD).read_text(encoding="utf-8"))
 
 
 def _default(cls: type, parameter: str) -> Any:
@@ -206,15 +199,15 @@ def defaults_match_record() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.experiments.tuning [OUT]``: tune every component on development data, write JSON."""
-    import json
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
+    """``python -m harness.experiments.tuning [--out OUT]``: tune every component on development data, write JSON."""
+    parser = argparse.ArgumentParser(prog="python -m harness.experiments.tuning", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help=f"where to write the JSON (the committed one: harness/data/{RECORD}); "
+                                      "without it, the JSON is printed")
+    args = parser.parse_args(argv)
     result = tune_all(encoder=Encoder(remember=1_000_000), say=print)
     text = json.dumps(result, indent=1)
-    if args:
-        Path(args[0]).write_text(text + "\n", encoding="utf-8")
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
     return 0

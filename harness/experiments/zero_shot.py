@@ -42,13 +42,10 @@ from harness.evaluation.metrics import evaluate
 from harness.selection.ranking import Ranker
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools, step_queries
-from harness.retrieval.dense import DenseRetriever, EmbeddingCache, Encoder
-from harness.retrieval.hierarchical import HierarchicalRetriever
-from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.dense import EmbeddingCache, Encoder
 from harness.retrieval.named import make_retriever
-from harness.retrieval.planning import PlannedRetriever
 from harness.retrieval.records import CatalogTool, Query
-from harness.retrieval.rerank import FeatureExtractor, LinearModel, RerankRetriever, fit, training_rows
+from harness.retrieval.rerank import FeatureExtractor, LinearModel, fit, training_rows
 from harness.evaluation.splits import development_split
 from harness.retrieval.task import clauses
 from harness.core.steps import split_steps
@@ -58,7 +55,10 @@ BASELINE = "hybrid-rrf"
 #: What each dataset is scored by (per query), and the short names the chapter uses.
 METRIC = {"livemcp-task": "R@10", "livemcp-step": "Hit@5", "toollens": "R@10", "demo": "R@5"}
 SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {"steps": split_steps, "clauses": clauses}
-GRID: dict[str, list[int | str]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
+GRID: dict[str, list[Any]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
+#: Which idea each knob belongs to, and every knob's setting written before any score was seen.
+TUNES = {"servers": "hierarchical", "splitter": "hybrid-rrf+plan"}
+UNTUNED = {knob: grid[0] for knob, grid in GRID.items()}
 TOOLLENS_SAMPLE = {"development": 300, "test": 400}
 REBUILD = "python -m harness.experiments.zero_shot --out harness/data/zero_shot_results.json"
 
@@ -104,16 +104,13 @@ def variants(tools: Sequence[CatalogTool], encoder: Encoder | None, servers: int
     """The baseline and each idea (or ``only`` those named), built over one catalog (the re-ranker is
     added by the caller)."""
     encoder = encoder or Encoder()
-    hybrid = HybridRetriever(tools, dense=DenseRetriever(tools, encoder=encoder))
-    makers: dict[str, Callable[[], Ranker]] = {
-        "bm25-fielded": lambda: make_retriever("bm25-fielded", tools),
-        BASELINE: lambda: hybrid,
-        "hybrid-task": lambda: make_retriever("hybrid-task", tools, encoder=encoder),
-        "hierarchical": lambda: HierarchicalRetriever(tools, servers=servers, encoder=encoder, tool_ranker=hybrid),
-        "hybrid-rrf+plan": lambda: PlannedRetriever(hybrid, splitter=SPLITTERS[splitter]),
-        "hybrid-rrf+expand": lambda: make_retriever("hybrid-rrf+expand", tools, encoder=encoder),
-    }
-    return {name: make() for name, make in makers.items() if only is None or name in only}
+    hybrid = make_retriever(BASELINE, tools, encoder=encoder)  # one index, shared by the ideas built on it
+    settings: dict[str, dict[str, Any]] = {BASELINE: {}, "hybrid-task": {}, "bm25-fielded": {}, "hybrid-rrf+expand": {},
+                                           "hierarchical": {"servers": servers, "tool_ranker": hybrid},
+                                           "hybrid-rrf+plan": {"base": hybrid, "splitter": SPLITTERS[splitter]}}
+    order = ("bm25-fielded", BASELINE, "hybrid-task", "hierarchical", "hybrid-rrf+plan", "hybrid-rrf+expand")
+    return {name: hybrid if name == BASELINE else make_retriever(name, tools, encoder=encoder, **settings[name])
+            for name in order if only is None or name in only}
 
 
 def tune(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
@@ -125,10 +122,7 @@ def tune(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
         for value in grid:
             means = []
             for cat in cats.values():
-                dense = DenseRetriever(cat.tools, encoder=encoder)
-                hybrid = HybridRetriever(cat.tools, dense=dense)
-                r: Ranker = (HierarchicalRetriever(cat.tools, servers=int(value), encoder=encoder, tool_ranker=hybrid)
-                             if knob == "servers" else PlannedRetriever(hybrid, splitter=SPLITTERS[str(value)]))
+                r = variants(cat.tools, encoder, **{**UNTUNED, knob: value}, only=[TUNES[knob]])[TUNES[knob]]
                 means += [statistics.fmean(per_query(r, qs, name)) for name, qs in cat.development.items()]
             scores[knob][str(value)] = statistics.fmean(means)
         best = max(grid, key=lambda v: (scores[knob][str(v)], -grid.index(v)))
@@ -160,7 +154,7 @@ def latency(encoder_free: Encoder, names: Sequence[str], settings: dict[str, Any
     queries = step_queries(load_queries(steps_from))[:n]
     built = variants(tools, encoder_free, settings["servers"], settings["splitter"], only=names)
     if "rerank-lr" in names:
-        built["rerank-lr"] = RerankRetriever(tools, model=model, encoder=encoder_free)
+        built["rerank-lr"] = make_retriever("rerank-lr", tools, model=model, encoder=encoder_free)
     out = {}
     for name in names:
         r = built[name]
@@ -190,7 +184,7 @@ def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
     for cat_name, cat in cats.items():
         rankers = variants(cat.tools, encoder, tuned["chosen"]["servers"], tuned["chosen"]["splitter"])
         model = models["livemcp+demo" if cat_name == "toollens" else "toollens"]
-        rankers["rerank-lr"] = RerankRetriever(cat.tools, model=model, encoder=encoder)
+        rankers["rerank-lr"] = make_retriever("rerank-lr", cat.tools, model=model, encoder=encoder)
         for dataset, queries in cat.test.items():
             qids[dataset] = [q.qid for q in queries]
             values[dataset] = {name: per_query(r, queries, dataset) for name, r in rankers.items()}
@@ -209,9 +203,8 @@ def annotator_ceiling(cat: Catalog, encoder: Encoder) -> list[float]:
     """Whole-task R@10 per LiveMCPBench test task when the plan is the annotators' own steps: not
     zero-shot (a harness has no annotator) — the ceiling query planning could reach."""
     plans = {q.query: list(q.steps) for q in cat.test["livemcp-task"]}
-    hybrid = HybridRetriever(cat.tools, dense=DenseRetriever(cat.tools, encoder=encoder))
-    return per_query(PlannedRetriever(hybrid, splitter=lambda text: plans.get(text, [])), cat.test["livemcp-task"],
-                     "livemcp-task")
+    planned = make_retriever("hybrid-rrf+plan", cat.tools, encoder=encoder, splitter=lambda text: plans.get(text, []))
+    return per_query(planned, cat.test["livemcp-task"], "livemcp-task")
 
 
 def load_results() -> dict[str, Any]:

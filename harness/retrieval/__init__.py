@@ -5,6 +5,9 @@ catalog's tools (:class:`~harness.retrieval.records.CatalogTool`) and answers th
 contract, :class:`harness.selection.ranking.Ranker` (``rank(query, k=None) -> list[str]``, tool ids, best
 first), so :func:`harness.evaluation.metrics.evaluate` and ``harness bench`` compare them on equal terms and a
 :class:`harness.selection.ranking.Selector` lets any of them choose an agent's tools.
-:func:`harness.retrieval.named.make_retriever` builds one by name. Modules are imported directly
+:func:`harness.retrieval.named.make_retriever` builds one by name from the one registry,
+:data:`harness.retrieval.named.REGISTRY`, which every consumer builds through (CLI, benchmark, scale curve,
+tuning, Chapter 8's measurement, the proxy): **adding a retriever is one entry in the registry** — its
+maker and metadata; only this package constructs retriever classes (a test scans for it). Modules are imported directly
 (``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load their model only when asked.
 """

@@ -59,7 +59,7 @@ from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.named import ALIASES, DENSE, check_name, make_retriever
+from harness.retrieval.named import check_name, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 
@@ -102,18 +102,9 @@ def fallback_note() -> str | None:
     return f"hybrid-rrf needs embeddings: {reason}" if reason else None
 
 
-def needs_embeddings(retriever: str) -> bool:
-    return ALIASES.get(retriever, retriever) in DENSE
-
-
 def proxy_policy(threshold_tokens: int = 0) -> DeferralPolicy:
     """The hub's deferral for the proxy: everything deferred unless all tools cost at most ``threshold_tokens``."""
     return DeferralPolicy(threshold_tokens=threshold_tokens, threshold_share=None)
-
-
-def check_retriever(name: str) -> None:
-    """A one-sentence ValueError when ``name`` is no retriever, or needs the embedding extra that is absent."""
-    check_name(name)
 
 
 def poisoning_warning(flags: Sequence[str]) -> str:
@@ -198,8 +189,8 @@ class ToolProxy:
                  encoder: Encoder | None = None) -> None:
         self.hub = hub
         self.always = dict(always or {})
-        check_retriever(retriever or best_retriever())
-        self.retriever = ALIASES.get(name := retriever or best_retriever(), name)  # as the status and bench name it
+        # the registry's name, as the status and bench say it; one sentence for a typo or a missing extra
+        self.retriever = check_name(retriever or best_retriever())
         self.note = None if retriever else fallback_note()  # said in the status: why not hybrid
         self.encoder = encoder or Encoder()  # one encoder, so re-indexing counts what it embeds
         self.extra, self._extra_records = catalog_tools(extra)

@@ -579,15 +579,13 @@ def demo_rankings(query: str = "find where a function is defined in the code", d
     """Two real top-5 rankings of :func:`demo_catalog` for ``query``, with their labels: its BM25, and
     MiniLM's — or, with ``dense=False`` or without the embedding extra, BM25 over name and description
     alone (instant: embedding the 74 tools takes seconds)."""
-    from harness.retrieval.bm25 import BM25Retriever
-    from harness.retrieval.dense import DenseRetriever, dense_available
-    from harness.retrieval.records import CatalogTool
+    from harness.retrieval.dense import dense_available
+    from harness.retrieval.named import make_retriever
 
     catalog = demo_catalog()
-    records = [CatalogTool.from_tool(t) for t in catalog.tools]
     if dense and dense_available():
-        return catalog.rank(query, 5), DenseRetriever(records).rank(query, 5), ("BM25", "dense (MiniLM)")
-    return catalog.rank(query, 5), BM25Retriever(records).rank(query, 5), ("BM25", "BM25, name + description")
+        return catalog.rank(query, 5), make_retriever("dense-minilm", catalog.tools).rank(query, 5), ("BM25", "dense (MiniLM)")
+    return catalog.rank(query, 5), make_retriever("bm25", catalog.tools).rank(query, 5), ("BM25", "BM25, name + description")
 
 
 def all_diagrams() -> list[Diagram]:
