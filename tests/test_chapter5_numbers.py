@@ -19,7 +19,7 @@ from harness.mcp.mcp_tool import build_mcp_tool
 from harness.mcp.names import NameTable
 from harness.mcp.servers import workbook_servers_config
 from harness.mcp.status import session_status, status_html
-from harness.mcp.tool_search import ToolSearch
+from harness.mcp.tool_search import mcp_search
 
 FIXTURE = Path(__file__).parent / "mcp_fixtures" / "filesystem_tools.json"
 SERVERS = ("filesystem", "backup")  # the same eight tools on two servers: every raw name is shared
@@ -37,7 +37,7 @@ def shared_tools():
 
 def test_search_tools_puts_every_tool_first_for_its_name_identity_and_shared_raw_name():
     tools = shared_tools()
-    search = ToolSearch([], tools)
+    search = mcp_search([], tools)
     for t in tools:
         same_raw = [u.name for u in tools if u.raw_name == t.raw_name]
         assert [u.name for u in search.find(t.raw_name, len(same_raw))] == same_raw

@@ -13,7 +13,7 @@ from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch
 from harness.evaluation.metrics import evaluate
 from harness.mcp.client import MCPHub
 from harness.mcp.servers import server_entry
-from harness.mcp.tool_search import ToolSearch as MCPToolSearch
+from harness.mcp.tool_search import mcp_search
 from harness.providers.offline import OfflineModel
 from harness.selection.ranking import Selector, exact_name_matches, name_index
 from harness.retrieval.dense import dense_unavailable_reason
@@ -161,7 +161,7 @@ def test_each_retriever_ranks_mcp_search_tools_over_real_servers(tmp_path):
             assert hub.search.selector.ranker.name == "bm25-fielded"
             deferred = hub.search.deferred
             for name in names:
-                search = MCPToolSearch([], deferred, retriever=maker(name), keep_loaded=False)
+                search = mcp_search([], deferred, retriever=maker(name), keep_loaded=False)
                 result = await arun(OfflineModel(), ToolCatalog([]), "List my notes",
                                     deferral=Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn))
                 out[name] = (result.succeeded(), search.find("notes/list_notes", 1))

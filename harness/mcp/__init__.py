@@ -28,7 +28,7 @@ _EXPORTS = {
     "MCPConfig": "config", "MCPConfigError": "config", "ServerConfig": "config", "load_config": "config",
     "DeferralPlan": "deferral", "DeferralPolicy": "deferral", "plan_deferral": "deferral",
     "MCPTool": "mcp_tool", "NameTable": "names", "flag_suspicious": "suspicious", "flag_tool": "suspicious",
-    "SEARCH_TOOL_NAME": "tool_search", "ToolSearch": "tool_search", "mcp_search": "tool_search",
+    "SEARCH_TOOL_NAME": "tool_search", "mcp_search": "tool_search",
     "session_status": "status", "status_html": "status", "status_widget": "status",
     "landscape_config": "landscape", "prepare_sandbox": "landscape",
     "deferred_tools_param": "server_search", "run_with_server_search": "server_search",

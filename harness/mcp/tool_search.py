@@ -13,7 +13,8 @@ from harness.selection.discovery import DEFAULT_LIMIT, MAX_LIMIT, MAX_LISTED_NAM
 from harness.mcp.mcp_tool import MCPTool
 from harness.core.tools import Tool
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_LISTED_NAMES", "SEARCH_TOOL_NAME", "ToolSearch", "mcp_names", "mcp_search"]
+# ``ToolSearch`` is not re-exported: built here without mcp_search it would miss the server's own names.
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_LISTED_NAMES", "SEARCH_TOOL_NAME", "mcp_names", "mcp_search"]
 
 
 def mcp_names(t: Tool) -> set[str]:

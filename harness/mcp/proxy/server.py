@@ -54,7 +54,8 @@ from harness.mcp.names import NameTable
 from harness.core.safe_text import shown
 from harness.mcp.status import session_status
 from harness.mcp.suspicious import flag_tool
-from harness.mcp.tool_search import DEFAULT_LIMIT, ToolSearch, mcp_names
+from harness.mcp.tool_search import DEFAULT_LIMIT, mcp_names
+from harness.selection.discovery import ToolSearch
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
