@@ -99,7 +99,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
 
 def eval_lines(folder: str, retriever: str) -> list[str]:
     """R@1/5/10, Complete@10, MRR and nDCG@10 of ``retriever`` on a data set folder (tools.jsonl + queries.jsonl)."""
-    from harness.evaluation.metrics import evaluate, load_queries, load_tools
+    from harness.evaluation.datasets import load_queries, load_tools
+    from harness.evaluation.metrics import evaluate
     from harness.retrieval.named import make_retriever
 
     tools = load_tools(folder)

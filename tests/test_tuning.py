@@ -1,7 +1,7 @@
 """Tuning on development data: one budget, earliest setting on a tie, and the code's defaults are the record's."""
 from __future__ import annotations
 
-from harness.evaluation.metrics import CatalogTool, Query
+from harness.retrieval.records import CatalogTool, Query
 from harness.experiments import tuning
 
 

@@ -49,6 +49,9 @@ class BM25Retriever:
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Tools sharing a term with the query, best first (:func:`~harness.selection.ranking.lexical_ids`)."""
+        return self.rank_with_scores(query, k)[0]
+
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
         terms = tokenize(query)
         if isinstance(self._index, InvertedBM25):
             scores, _, matched = self._index.lexical(terms)
@@ -56,4 +59,4 @@ class BM25Retriever:
             scores = self._index.get_scores(terms)
             distinct = set(terms)
             matched = np.array([sum(t in d for t in distinct) for d in self._index.doc_freqs])
-        return lexical_ids(self.ids, scores, matched, k)
+        return lexical_ids(self.ids, scores, matched, k), scores

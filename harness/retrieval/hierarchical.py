@@ -9,14 +9,14 @@ a few servers. So each server becomes one document (its name, its description, a
 names and first sentences), the servers are ranked by the same hybrid search as tools
 (fielded BM25 and MiniLM fused by RRF), and the tools of the top ``servers`` servers come first,
 in the tool-level ranking's order; every other tool follows, in that order too, so nothing is
-lost and a tool the query names exactly still comes first. One knob: how many servers.
+lost. One knob: how many servers.
 """
 from __future__ import annotations
 
 import re
 from typing import Sequence
 
-from harness.selection.ranking import Ranker, check_k, exact_first, require_tools
+from harness.selection.ranking import Ranker, check_k, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
@@ -79,4 +79,4 @@ class HierarchicalRetriever:
         unranked = [i for i in self.ids if i not in seen and self._server_of[i] in chosen]
         outside = [i for i in ranked if self._server_of[i] not in chosen]
         rest = [i for i in self.ids if i not in seen and self._server_of[i] not in chosen]
-        return exact_first(self._lexical.exact_matches(query), inside + unranked + outside + rest)[:k]
+        return (inside + unranked + outside + rest)[:k]

@@ -94,13 +94,17 @@ class ToolCatalog:
             return np.zeros(0)
         return self._index.get_scores(tokenize(query))
 
-    def rank(self, query: str, k: int | None = None) -> list[str]:
-        """Names of the tools sharing a term with ``query``, best first (ties keep catalog order)."""
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        """:meth:`rank` and :meth:`scores` from one pass over the index."""
         check_k(k)
         if self._index is None:
-            return []
+            return [], np.zeros(0)
         scores, _, matched = self._index.lexical(tokenize(query))
-        return lexical_ids(self.ids, scores, matched, k)
+        return lexical_ids(self.ids, scores, matched, k), scores
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Names of the tools sharing a term with ``query``, best first (ties keep catalog order)."""
+        return self.rank_with_scores(query, k)[0]
 
     def select(self, query: str, k: int = DEFAULT_K) -> list[Tool]:
         """The ``k`` best tools for ``query`` (a :class:`~harness.selection.ranking.Selector` with no pins)."""
