@@ -324,7 +324,7 @@ def test_step_queries_retrieve_on_public_data():
 # --- the benchmark's pieces (lexical retrievers only: seconds) ---------------------------------------
 
 def test_bench_rows_and_table_on_the_synthetic_catalog():
-    from harness.experiments.bench import bench_dataset, retrievers, scaled, table
+    from harness.experiments.bench import bench_dataset, bench_table, retrievers, scaled
 
     rows = bench_dataset(CATALOG, {"synthetic": QUERIES}, retrievers(dense=False), k=5, dense=False, latency_n=3)
     assert [r.retriever for r in rows] == ["bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf"]
@@ -334,7 +334,7 @@ def test_bench_rows_and_table_on_the_synthetic_catalog():
         assert 0 < r.token_cut < 1 and r.p50_ms is not None and r.p50_ms <= r.p95_ms
         for c, (low, high) in r.intervals.items():
             assert low <= r.metrics[c] <= high, f"{r.retriever} {c}: the interval holds the mean"
-    printed = table(rows, k=5)
+    printed = bench_table(rows, k=5)
     first = printed.splitlines()[0].split()
     assert first[:2] == ["dataset", "retriever"] and "CI]" in first
     assert f"{rows[0].metrics['R@5']:.3f} [{rows[0].intervals['R@5'][0]:.2f}–" in printed

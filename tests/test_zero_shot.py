@@ -13,7 +13,8 @@ import pytest
 
 from harness.retrieval.dense import CACHE_ENV, DenseRetriever, Encoder
 from harness.retrieval.expansion import QuestionCache, expanded, name_words, rule_questions
-from harness.retrieval.hierarchical import HierarchicalRetriever, first_sentence, server_records
+from harness.core.text import first_sentence
+from harness.retrieval.hierarchical import HierarchicalRetriever, server_records
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.named import retriever_names
 from harness.retrieval.planning import PlannedRetriever

@@ -92,7 +92,7 @@ def breakdown(hybrid: HybridRetriever, queries: Sequence[str]) -> StageTimes:
     return times
 
 
-def table(times: StageTimes) -> str:
+def stage_table(times: StageTimes) -> str:
     """One line per stage: p50 and p95 by the wall clock and by CPU time."""
     head = f"{'stage':<18} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8}"
     lines = [head, "-" * len(head)]
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     hybrid = HybridRetriever(tools)
     hybrid.rank("warm up")
     print(f"{len(queries)} step queries over {len(tools)} tools; before: {load_average()}")
-    print(table(breakdown(hybrid, queries)))
+    print(stage_table(breakdown(hybrid, queries)))
     print(f"after: {load_average()}")
     return 0
 

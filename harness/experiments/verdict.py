@@ -14,7 +14,7 @@ property of the stand-in, labelled so), or no model at all (tokens, retrieval). 
 intervals (:mod:`harness.core.rates`); a difference is called only where its interval allows.
 
 Rows that need the public data (``HARNESS_DATA``) or the embedding extra cannot be computed on a
-machine without them: :func:`rows` marks them (``Row.needs``), ``--write`` keeps the README's
+machine without them: :func:`rows` marks them (``VerdictRow.needs``), ``--write`` keeps the README's
 text for them, and the test compares them only where they can be computed. Nothing is cached:
 every number is measured afresh each time (the dense retriever's embeddings are looked up by the
 hash of each tool's definition, which cannot go stale).
@@ -66,7 +66,7 @@ HEADER = ("claim", "measured (95 % intervals)", "computed by", "verdict")
 
 
 @dataclass(frozen=True)
-class Row:
+class VerdictRow:
     """One claim: what was measured, where the workbook computes it, and the verdict."""
 
     claim: str
@@ -79,8 +79,8 @@ class Row:
         return (self.claim, self.measured, self.where, self.verdict)
 
 
-def _absent(claim: str, where: str, needs: str) -> Row:
-    return Row(claim, f"not measured here: needs {needs}", where, "—", needs)
+def _absent(claim: str, where: str, needs: str) -> VerdictRow:
+    return VerdictRow(claim, f"not measured here: needs {needs}", where, "—", needs)
 
 
 def _interval(low: float, high: float) -> str:
@@ -98,7 +98,7 @@ def _real_curves():
 CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluation.cliff.curves_by_kind`)"
 
 
-def cliff_row() -> Row:
+def cliff_row() -> VerdictRow:
     """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N."""
     model, curves = _real_curves()
     lit = curves["literal"]
@@ -111,10 +111,10 @@ def cliff_row() -> Row:
     else:
         verdict = (f"refuted for this model up to N={lit[-1].n}: a slide of {lit[0].rate - lit[-1].rate:.2f}, no cliff; "
                    f"beyond N={lit[-1].n} not measured (the stand-in's cliff sits at its reading budget, a parameter)")
-    return Row("10 tools fine, 20 degrade, 30–50 fall off a cliff", measured, CH1, verdict)
+    return VerdictRow("10 tools fine, 20 degrade, 30–50 fall off a cliff", measured, CH1, verdict)
 
 
-def selection_row() -> Row:
+def selection_row() -> VerdictRow:
     """Selection is mostly right: the real model's accuracy by kind of request, at the smallest and largest N."""
     model, curves = _real_curves()
     parts = []
@@ -131,7 +131,7 @@ def selection_row() -> Row:
         verdict = "holds for literal requests and paraphrases"
     else:
         verdict = "refuted: literal requests are not mostly right"
-    return Row("Tool selection is mostly right", f"{model} (real, committed sweep): " + "; ".join(parts), CH1, verdict)
+    return VerdictRow("Tool selection is mostly right", f"{model} (real, committed sweep): " + "; ".join(parts), CH1, verdict)
 
 
 # --- tokens: no model ---------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def _real_sizes() -> tuple[int, ...] | None:
     return None if records is None else tuple(tokens_per_tool([r.definition() for r in records]))
 
 
-def schema_size_row() -> Row:
+def schema_size_row() -> VerdictRow:
     """100–500 tokens per schema: the distribution over LiveMCPBench's 527 real MCP tools and the demo world."""
     claim, where = "Each tool schema costs 100–500 tokens", "Chapter 1 §1 (`harness.evaluation.cliff.tokens_per_tool`, cl100k)"
     sizes = _real_sizes()
@@ -162,14 +162,14 @@ def schema_size_row() -> Row:
                 f"max {max(sizes):,}); the {len(demo)} demo tools: median {statistics.median(demo):.0f}")
     verdict = (f"depends on the server: {'about half' if 0.35 <= inside / len(sizes) <= 0.65 else f'{inside / len(sizes):.0%}'} "
                "of real definitions fall in the range; terse ones cost less, a long tail far more")
-    return Row(claim, measured, where, verdict)
+    return VerdictRow(claim, measured, where, verdict)
 
 
 def _wilson(hits: int, n: int) -> tuple[float, float]:
     return wilson_interval(hits, n)
 
 
-def fifty_tools_row(draws: int = 1000) -> Row:
+def fifty_tools_row(draws: int = 1000) -> VerdictRow:
     """50 tools = 10K–25K tokens: seeded random sets of 50 real MCP tools, and the demo world's 50."""
     claim, where = "50 tools cost 10K–25K tokens per turn", "Chapter 1 §1 (`harness.evaluation.cliff.schema_token_curve`); here also 1,000 seeded draws"
     sizes = _real_sizes()
@@ -189,10 +189,10 @@ def fifty_tools_row(draws: int = 1000) -> Row:
     verdict = ("holds" if inside >= 0.5 else
                f"refuted for a typical mix: 50 real tools cost about {statistics.median(sums) / 1000:.0f}K; "
                "only schema-heavy servers reach the range")
-    return Row(claim, measured, where, verdict)
+    return VerdictRow(claim, measured, where, verdict)
 
 
-def cut_row() -> Row:
+def cut_row() -> VerdictRow:
     """30 → 7 tools ≈ 75 % fewer schema tokens: Chapter 3 §5's measurement on the demo world."""
     catalog = ToolCatalog(demo_tools())
     queries = load_demo_queries()
@@ -210,7 +210,7 @@ def cut_row() -> Row:
     cut = cuts[7][0]
     verdict = (f"holds: {cut:.0%}" if abs(cut - 0.75) <= ABOUT else
                f"refuted: {cut:.0%}, {'more' if cut > 0.75 else 'less'} than claimed")
-    return Row("Going from 30 to 7 tools cuts schema tokens by about 75 %", measured,
+    return VerdictRow("Going from 30 to 7 tools cuts schema tokens by about 75 %", measured,
                "Chapter 3 §5 (`ToolCatalog.select`, `harness.core.tokens.tools_tokens`; Chapter 3 uses DEFAULT_K)", verdict)
 
 
@@ -219,7 +219,7 @@ def cut_row() -> Row:
 SPLITS = ("dev", "heldout")
 
 
-def missing_tools_row() -> Row:
+def missing_tools_row() -> VerdictRow:
     """The model rarely needs a tool that was not selected: per-step recall of the loop's default query."""
     parts, misses = [], {}
     for split in SPLITS:
@@ -235,7 +235,7 @@ def missing_tools_row() -> Row:
         verdict = "holds"
     else:
         verdict = f"depends on the conversation: the sets disagree about {RARELY:.0%}"
-    return Row("The model rarely hits missing tools", "no model (retrieval alone): " + "; ".join(parts),
+    return VerdictRow("The model rarely hits missing tools", "no model (retrieval alone): " + "; ".join(parts),
                f"Chapter 3 §3 (`harness.evaluation.scenarios.per_step_hits`, transcript query, k = DEFAULT_K = {DEFAULT_K})", verdict)
 
 
@@ -246,7 +246,7 @@ async def _pivot_runs(split: str, pinned: bool):
         selector=lambda c: Selector.over(c, k=DEFAULT_K, pinned=[discovery_tool(c)] if pinned else [])))
 
 
-def pivots_row() -> Row:
+def pivots_row() -> VerdictRow:
     """The discovery tool recovers pivots: pivot scenarios with and without it pinned, judged on effects."""
     import asyncio
 
@@ -264,7 +264,7 @@ def pivots_row() -> Row:
     else:
         verdict = (f"not shown on the stand-in: pinned minus without, {', '.join(gains)}; the intervals overlap "
                    f"({n} pivots in all are too few to call)")
-    return Row("The discovery tool recovers pivots", f"{STANDIN}, success judged on effects: " + "; ".join(parts),
+    return VerdictRow("The discovery tool recovers pivots", f"{STANDIN}, success judged on effects: " + "; ".join(parts),
                "Chapter 4 §3 (`discovery_tool` pinned via `Selector`, `run_scenarios`, `summarize`)", verdict)
 
 
@@ -290,7 +290,7 @@ def _line(points, retriever: str):
     return sorted((p for p in points if p.retriever == retriever), key=lambda p: p.size)
 
 
-def bm25_breaks_row() -> Row:
+def bm25_breaks_row() -> VerdictRow:
     """BM25 breaks at 200+ tools: the first catalog size where its R@10 is measurably below the 50-tool value."""
     claim = "BM25 breaks at 200+ tools"
     points, missing = _curve()
@@ -306,10 +306,10 @@ def bm25_breaks_row() -> Row:
         verdict = f"holds: the first measurable fall from 50 tools is at {at:,}"
     else:
         verdict = f"refuted in its number: BM25 already falls measurably at {at:,} tools"
-    return Row(claim, measured, CH6, verdict)
+    return VerdictRow(claim, measured, CH6, verdict)
 
 
-def hybrid_row() -> Row:
+def hybrid_row() -> VerdictRow:
     """Hybrid fixes it: hybrid against BM25 at the largest catalog (paired), and whether hybrid falls too."""
     claim = "Hybrid search (BM25 + embeddings) fixes it"
     points, missing = _curve()
@@ -328,7 +328,7 @@ def hybrid_row() -> Row:
         verdict = f"helps, does not fix: better than BM25, but it falls too (from {at:,} tools)"
     else:
         verdict = "refuted: no measurable gain over BM25 at the largest size"
-    return Row(claim, measured, CH6, verdict)
+    return VerdictRow(claim, measured, CH6, verdict)
 
 
 # --- the swap ---------------------------------------------------------------------------------------------
@@ -350,7 +350,7 @@ def code_lines(source: str) -> int:
     return len(code - doc_lines)
 
 
-def swap_row() -> Row:
+def swap_row() -> VerdictRow:
     """The upgrade to embeddings is a twenty-line swap: what switching takes, and the code it stands on."""
     from harness.retrieval import dense, hybrid, numpy_minilm
 
@@ -362,17 +362,17 @@ def swap_row() -> Row:
                 "embedding every tool once")
     verdict = ("depends on what you count: one name once a library holds the retriever; "
                f"about {round(sum(lines.values()), -1)} lines and a model download to build it")
-    return Row("The upgrade to embeddings is a twenty-line swap", measured,
+    return VerdictRow("The upgrade to embeddings is a twenty-line swap", measured,
                "Chapter 6a §2 (`harness.retrieval.named.make_retriever`); lines counted by `harness.experiments.verdict.code_lines`", verdict)
 
 
-ROWS: tuple[Callable[[], Row], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,
+ROWS: tuple[Callable[[], VerdictRow], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,
                                        missing_tools_row, pivots_row, bm25_breaks_row, hybrid_row, swap_row)
 #: The rows that need the public data (and, for the scale curve, the embedding extra).
-NEED_DATA: tuple[Callable[[], Row], ...] = (schema_size_row, fifty_tools_row, bm25_breaks_row, hybrid_row)
+NEED_DATA: tuple[Callable[[], VerdictRow], ...] = (schema_size_row, fifty_tools_row, bm25_breaks_row, hybrid_row)
 
 
-def rows() -> list[Row]:
+def rows() -> list[VerdictRow]:
     """Every row, measured now (rows this machine cannot measure say what they need)."""
     return [make() for make in ROWS]
 
@@ -383,20 +383,20 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def table(rows_: Sequence[Row]) -> str:
+def verdict_table(rows_: Sequence[VerdictRow]) -> str:
     """The Markdown table."""
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(_cell(c) for c in r.cells()) + " |" for r in rows_]
     return "\n".join(lines)
 
 
-def section(rows_: Sequence[Row]) -> str:
+def section(rows_: Sequence[VerdictRow]) -> str:
     """The README's section between the markers (markers included)."""
-    return f"{START}\n{table(rows_)}\n{END}"
+    return f"{START}\n{verdict_table(rows_)}\n{END}"
 
 
 def readme_rows(text: str) -> dict[str, str]:
-    """The verdict section's table rows in a README, by claim as written in a :class:`Row` (the row's whole line)."""
+    """The verdict section's table rows in a README, by claim as written in a :class:`VerdictRow` (the row's whole line)."""
     if START not in text or END not in text:
         raise ValueError("The README has no verdict section: add the two marker lines "
                          f"{START!r} and {END!r} where it belongs.")
@@ -408,10 +408,10 @@ def readme_rows(text: str) -> dict[str, str]:
     return out
 
 
-def rewrite(text: str, rows_: Sequence[Row]) -> str:
+def rewrite(text: str, rows_: Sequence[VerdictRow]) -> str:
     """``text`` with its verdict section rebuilt from ``rows_``; a row this machine cannot measure keeps the README's line."""
     old = readme_rows(text)
-    new_lines = table(rows_).splitlines()
+    new_lines = verdict_table(rows_).splitlines()
     for i, r in enumerate(rows_, start=2):
         if r.needs is not None and r.claim in old:
             new_lines[i] = old[r.claim]
@@ -428,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.needs:
             print(f"not measured here ({r.needs}): {r.claim}", file=sys.stderr)
     if not args.write:
-        print(table(measured))
+        print(verdict_table(measured))
         return 0
     path = Path(args.write)
     try:

@@ -13,7 +13,6 @@ lost. One knob: how many servers.
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from harness.selection.ranking import Ranker, check_k, require_tools
@@ -21,15 +20,7 @@ from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.records import CatalogTool
-from harness.core.text import split_identifier
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s")
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of ``text`` (at most ``limit`` characters): what a tool is for."""
-    return _SENTENCE.split(text.strip(), 1)[0][:limit]
-
+from harness.core.text import first_sentence, split_identifier
 
 def server_records(tools: Sequence[CatalogTool]) -> list[CatalogTool]:
     """One record per server, in first-seen order: its description, then each tool's name in words
@@ -40,7 +31,7 @@ def server_records(tools: Sequence[CatalogTool]) -> list[CatalogTool]:
     records = []
     for server, members in grouped.items():
         about = members[0].server_description
-        listing = "; ".join(f"{' '.join(split_identifier(t.name))}: {first_sentence(t.description)}" for t in members)
+        listing = "; ".join(f"{' '.join(split_identifier(t.name))}: {first_sentence(t.description, 160)}" for t in members)
         extra = {"server_description": about, "server_title": members[0].extra.get("server_title", "")}
         records.append(CatalogTool(id=server, name=server, description=f"{about} Tools: {listing}".strip(),
                                    server=server, extra=extra))
