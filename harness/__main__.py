@@ -77,18 +77,17 @@ def doctor_lines() -> list[str]:
 
 def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "catalog") -> list[str]:
     """Ranked tools for a query: ``retriever`` over the demo world, or over a tools.jsonl."""
-    from harness.selection.ranking import check_k
+    from harness.selection.ranking import Selector, check_k
     from harness.evaluation.datasets import demo_dataset, load_tools
     from harness.retrieval.named import make_retriever
 
     check_k(k)
     records = load_tools(tools_path) if tools_path else demo_dataset()[0]
     ranker = make_retriever(retriever, records)
-    ranked = ranker.rank(query, k)
+    ranked, scores = Selector.around(ranker, k=k).choose(query)
     if not ranked:
         return [f"No tool shares a term with {query!r} ({ranker.name} ranks only tools that do)."]
     by_id = {t.id: t for t in records}
-    scores = dict(zip(ranker.ids, ranker.scores(query))) if callable(getattr(ranker, "scores", None)) else {}
     lines = []
     for i, tid in enumerate(ranked, 1):
         score = f"{scores[tid]:7.3f}  " if tid in scores else ""

@@ -9,13 +9,15 @@ a few servers. So each server becomes one document (its name, its description, a
 names and first sentences), the servers are ranked by the same hybrid search as tools
 (fielded BM25 and MiniLM fused by RRF), and the tools of the top ``servers`` servers come first,
 in the tool-level ranking's order; every other tool follows, in that order too, so nothing is
-lost. One knob: how many servers.
+lost. A server the query names (a name of two or more parts: "Context7", "K-POP") is chosen first,
+through a :class:`~harness.selection.ranking.Selector` as a tool the query names would be. One
+knob: how many servers.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from harness.selection.ranking import Ranker, check_k, require_tools
+from harness.selection.ranking import Ranker, Selector, check_k, name_index, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
@@ -50,12 +52,13 @@ class HierarchicalRetriever:
         self.servers = servers
         self.ids = [t.id for t in tools]
         self._server_of = {t.id: t.server for t in tools}
-        self._lexical = FieldedBM25(tools)
         encoder = encoder or Encoder()
-        self.tool_ranker = tool_ranker or HybridRetriever(tools, lexical=self._lexical,
-                                                          dense=DenseRetriever(tools, encoder=encoder))
+        self.tool_ranker = tool_ranker or HybridRetriever(tools, dense=DenseRetriever(tools, encoder=encoder))
         records = server_records(tools)
-        self.server_ranker = HybridRetriever(records, dense=DenseRetriever(records, encoder=encoder))
+        named = name_index((n, r.id) for r in records for n in (r.name, r.id))
+        lexical = Selector.around(FieldedBM25(records), exact_first=True, names=named)
+        hybrid = HybridRetriever(records, lexical=lexical, dense=DenseRetriever(records, encoder=encoder))
+        self.server_ranker = Selector.around(hybrid, exact_first=True, names=named)
 
     def top_servers(self, query: str) -> list[str]:
         """The ``servers`` best servers for ``query``, best first."""

@@ -39,7 +39,7 @@ class HybridRetriever:
     name = "hybrid-rrf"
 
     def __init__(self, tools: Sequence[CatalogTool], *, k: float = 60.0, depth: int = 100,
-                 lexical: FieldedBM25 | None = None, dense: Ranker | None = None) -> None:
+                 lexical: Ranker | None = None, dense: Ranker | None = None) -> None:
         require_tools(tools)
         self.k, self.depth = k, depth
         self.lexical = lexical or FieldedBM25(tools)

@@ -6,10 +6,13 @@ retriever go through it.
 
 There is one contract: a :class:`Ranker` answers ``rank(query, k=None)`` with tool ids, best
 first. BM25, fielded BM25, embeddings and their fusions all answer it, so any of them can choose
-the tools of a turn. What a harness does *around* a ranking — always show the pinned tools, put a
-tool the user named exactly first, cut to ``k``, drop weak matches below a score floor — is the
-:class:`Selector`, written once and used by the loop (:func:`harness.selection.agent.arun`), the search
-tool (:class:`harness.selection.discovery.ToolSearch`), the evaluation and the benchmark.
+the tools of a turn; a :class:`Scorer` also gives each tool's score, from the same pass. What a
+harness does *around* a ranking — always show the pinned tools, put a tool the user named exactly
+first, cut to ``k``, drop weak matches below a score floor — is the :class:`Selector`, written once
+(no ranker puts named tools first itself) and used by the loop (:func:`harness.selection.agent.arun`),
+the search tool (:class:`harness.selection.discovery.ToolSearch`), the evaluation
+(:func:`harness.evaluation.metrics.evaluate`) and the benchmark. A selector is a ranker too:
+``rank`` gives ids everywhere, ``ranked`` the same choice as :class:`Ranked` records.
 """
 from __future__ import annotations
 
@@ -168,8 +171,9 @@ class Selector:
     their rank, in the order given, and may live outside ``tools`` (a discovery tool) — a name
     given instead of a tool is looked up in ``tools``. ``k`` counts the ranked tools only.
     ``floor`` drops ranked tools scoring below it (the ranker must then be a :class:`Scorer`);
-    with ``exact_first`` a tool the query names exactly (under any name ``names_of`` gives it)
-    comes before the ranking, even one the ranker left out — the one place that rule is written.
+    with ``exact_first`` a tool the query names exactly (under any name ``names_of`` gives it, or
+    as ``names`` — a :func:`name_index` of ids — says) comes before the ranking, even one the ranker
+    left out: the one place that rule is written.
 
     A selector is itself a :class:`Ranker` (:meth:`rank` gives ids), so :func:`harness.evaluation.metrics.evaluate`
     measures a retriever through one, as the agent uses it; :meth:`ranked` gives the same choice as
@@ -178,7 +182,7 @@ class Selector:
 
     def __init__(self, ranker: Ranker, tools: Sequence[Tool], pinned: Sequence[Tool | str] = (), *,
                  k: int | None = DEFAULT_K, floor: float | None = None, exact_first: bool = False,
-                 names_of: Callable[[Tool], set[str]] = _own_name) -> None:
+                 names_of: Callable[[Tool], set[str]] = _own_name, names: Mapping[str, Sequence[str]] | None = None) -> None:
         check_k(k)
         by_name = {t.name: t for t in tools}
         unknown = [p for p in pinned if isinstance(p, str) and p not in by_name]
@@ -191,8 +195,9 @@ class Selector:
         self.name = ranker.name
         self.pinned: tuple[Tool, ...] = tuple({t.name: t for t in pins}.values())
         self._by_name = by_name
-        names = ((n, t.name) for t in tools for n in names_of(t))
-        self._names = name_index(names, min_parts=1) if exact_first else {}
+        if names is None:
+            names = name_index(((n, t.name) for t in tools for n in names_of(t)), min_parts=1)
+        self._names = names if exact_first else {}
 
     @classmethod
     def over(cls, catalog: Any, **options: Any) -> "Selector":
@@ -222,8 +227,9 @@ class Selector:
         """Names of the tools ``query`` names exactly (only with ``exact_first``)."""
         return exact_name_matches(query, self._names)
 
-    def _choose(self, query: str, k: int | None) -> tuple[list[str], dict[str, float]]:
-        """The chosen ids after the pinned ones, and the ranker's scores (empty when it gives none): one scoring pass."""
+    def choose(self, query: str, k: int | None = None) -> tuple[list[str], dict[str, float]]:
+        """The ids chosen after the pinned ones, and the ranker's score of every id (none when it gives
+        no scores), from one scoring pass: what :meth:`rank` and :meth:`ranked` present."""
         k = self.k if k is None else k
         check_k(k)
         pins = {t.name for t in self.pinned}
@@ -242,12 +248,12 @@ class Selector:
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Ids of the pinned tools, then of the ranked ones (at most ``k``, by default the selector's own)."""
-        chosen, _ = self._choose(query, k)
+        chosen, _ = self.choose(query, k)
         return [t.name for t in self.pinned] + chosen
 
     def ranked(self, query: str, k: int | None = None) -> list[Ranked]:
         """What :meth:`rank` chooses, as records holding each tool and its score."""
-        chosen, scores = self._choose(query, k)
+        chosen, scores = self.choose(query, k)
         return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned]
                 + [Ranked(self.get(i), scores.get(i)) for i in chosen])
 
