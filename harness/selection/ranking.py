@@ -233,8 +233,8 @@ class Selector:
         k = self.k if k is None else k
         check_k(k)
         pins = {t.name for t in self.pinned}
-        whole = self.floor is not None or self.exact_first or k is None
-        depth = None if whole else k + len(pins)
+        # a floor or exact names may reach past the k-th: those need the whole ranking
+        depth = None if self.floor is not None or self.exact_first or k is None else k + len(pins)
         scores: dict[str, float] = {}
         if isinstance(self.ranker, Scorer):
             ranked, vector = self.ranker.rank_with_scores(query, depth)
