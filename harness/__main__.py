@@ -81,19 +81,17 @@ def doctor_lines() -> list[str]:
 
 def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "catalog") -> list[str]:
     """Ranked tools for a query: ``retriever`` over the demo world, or over a tools.jsonl."""
-    from harness.selection.ranking import check_k
+    from harness.selection.ranking import Selector, check_k
     from harness.evaluation.datasets import demo_dataset, load_tools
     from harness.retrieval.named import make_retriever
 
     check_k(k)
     records = load_tools(tools_path) if tools_path else demo_dataset()[0]
     ranker = make_retriever(retriever, records)
-    ranked = ranker.rank(query, k)
+    ranked, scores = Selector.around(ranker, k=k).choose(query)
     if not ranked:
         return [f"No tool shares a term with {query!r} ({ranker.name} ranks only tools that do)."]
     by_id = {t.id: t for t in records}
-    scores_of = getattr(ranker, "scores", None)  # a Scorer: its ids and their scores
-    scores = dict(zip(getattr(ranker, "ids"), scores_of(query))) if callable(scores_of) else {}
     lines = []
     for i, tid in enumerate(ranked, 1):
         score = f"{scores[tid]:7.3f}  " if tid in scores else ""
@@ -104,7 +102,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
 
 def eval_lines(folder: str, retriever: str) -> list[str]:
     """R@1/5/10, Complete@10, MRR and nDCG@10 of ``retriever`` on a data set folder (tools.jsonl + queries.jsonl)."""
-    from harness.evaluation.metrics import evaluate, load_queries, load_tools
+    from harness.evaluation.datasets import load_queries, load_tools
+    from harness.evaluation.metrics import evaluate
     from harness.retrieval.named import make_retriever
 
     tools = load_tools(folder)

@@ -28,7 +28,7 @@ def test_select_ranks_by_bm25_and_respects_k(small_tools):
 def test_score_floor_never_returns_unrelated_tools(small_tools):
     cat = ToolCatalog(small_tools)
     assert cat.select("hi") == []
-    assert all(r.score > 0 for r in Selector.over(cat).rank("post a message"))
+    assert all(r.score > 0 for r in Selector.over(cat).ranked("post a message"))
     assert "create_event" not in [t.name for t in cat.select("post a message")]
 
 
@@ -56,7 +56,7 @@ def test_a_one_or_two_tool_catalog_still_ranks_by_shared_terms(small_tools):
 
 def test_pinned_tools_come_first_whatever_their_score(small_tools):
     cat = ToolCatalog(small_tools)
-    ranked = Selector.over(cat, k=2, pinned=["create_event"]).rank("search the code")
+    ranked = Selector.over(cat, k=2, pinned=["create_event"]).ranked("search the code")
     assert ranked[0].tool.name == "create_event" and ranked[0].pinned
     assert [r.tool.name for r in ranked].count("create_event") == 1
     assert len(ranked) == 3

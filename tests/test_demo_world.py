@@ -131,7 +131,7 @@ def test_scenarios_are_well_formed():
         assert set(s.tools) <= set(BY_NAME), f"{s.id}: unknown tools {set(s.tools) - set(BY_NAME)}"
         if s.kind == "task":
             assert 2 <= len(s.tools) <= 4, s.id
-            assert len(s.clauses) == len(s.tools), f"{s.id}: {len(s.clauses)} clauses for {len(s.tools)} tools"
+            assert len(s.steps) == len(s.tools), f"{s.id}: {len(s.steps)} steps for {len(s.tools)} tools"
         elif s.kind in ("pivot", "conversation"):
             assert s.setup and s.tools, s.id
             assert not s.setup_tools or len(s.setup_tools) == len(s.setup), s.id

@@ -8,9 +8,10 @@ import warnings
 
 import pytest
 
-from harness.evaluation.metrics import (CatalogTool, Query, complete_at_k, data_dir, dataset_dir, demo_dataset, download,
-                          evaluate, hit_at_k, load_queries, load_tools, missing_data_note, ndcg_at_k,
-                          recall_at_k, reciprocal_rank, step_queries)
+from harness.evaluation.datasets import (data_dir, dataset_dir, demo_dataset, download, load_queries, load_tools,
+                                         missing_data_note, step_queries)
+from harness.evaluation.metrics import complete_at_k, evaluate, hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
+from harness.retrieval.records import CatalogTool, Query
 
 RANKING = ["a", "b", "c", "d"]
 SLOTS = [("b",), ("x", "d")]  # two slots; the second can be filled by x or d

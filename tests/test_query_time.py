@@ -10,7 +10,7 @@ from harness.evaluation.datasets import demo_dataset
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_available, dense_unavailable_reason, query_model
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
-from harness.evaluation.query_time import breakdown, load_average, table
+from harness.evaluation.query_time import breakdown, load_average, stage_table
 
 pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
 
@@ -41,7 +41,7 @@ def test_every_stage_is_timed_once_per_query_and_adds_up_to_no_more_than_the_tot
     for q in range(len(QUERIES)):
         assert sum(times.wall[s][q] for s in stages) <= times.wall["total"][q]
     assert times.percentile("total", 50) <= times.percentile("total", 95)
-    printed = table(times)
+    printed = stage_table(times)
     assert printed.splitlines()[0].split()[:3] == ["stage", "wall", "p50"] and "fusion" in printed
 
 
@@ -52,9 +52,9 @@ def test_a_hybrid_without_a_dense_retriever_is_refused():
 
 
 def test_the_bench_prints_each_stage_with_the_load_average(hybrid):
-    from harness.experiments.bench import stage_rows, table as bench_table
+    from harness.experiments.bench import bench_table, stage_rows
 
-    rows = stage_rows(hybrid, QUERIES[:2], "stages-74")
+    rows = stage_rows(hybrid, QUERIES[:2], "stages-74", len(hybrid.dense.ids))
     assert rows[-1].retriever == "hybrid-rrf: total" and all(r.p50_ms <= r.p95_ms for r in rows)
     assert all(r.n_queries == 2 and r.n_tools == len(hybrid.dense.ids) and r.load is not None for r in rows)
     printed = bench_table(rows, k=5)

@@ -37,9 +37,12 @@ class Fixed:
     def scores(self, query):
         return self._scores
 
-    def rank(self, query, k=None):
+    def rank_with_scores(self, query, k=None):
         order = [self.ids[i] for i in np.argsort(-self._scores, kind="stable")]
-        return order[:k]
+        return order[:k], self._scores
+
+    def rank(self, query, k=None):
+        return self.rank_with_scores(query, k)[0]
 
 
 # --- the selector -------------------------------------------------------------------------------
@@ -47,7 +50,7 @@ class Fixed:
 def test_selector_pins_first_then_k_ranked_without_duplicates():
     names = [t.name for t in SMALL_TOOLS]
     sel = Selector(Fixed(names, [6, 5, 4, 3, 2, 1]), SMALL_TOOLS, pinned=["create_event", SMALL_TOOLS[1]], k=2)
-    ranked = sel.rank("anything")
+    ranked = sel.ranked("anything")
     assert [r.tool.name for r in ranked] == ["create_event", "write_file", "read_file", "post_message"]
     assert [r.pinned for r in ranked] == [True, True, False, False]
     assert ranked[2].score == 6.0

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from harness.evaluation.metrics import Query, dataset_dir, load_queries, missing_data_note
+from harness.evaluation.datasets import dataset_dir, load_queries, missing_data_note
+from harness.retrieval.records import Query
 from harness.evaluation.splits import development_split, fold_of, folds, gold_key
 
 

@@ -1,7 +1,7 @@
 """Tuning on development data: one budget, earliest setting on a tie, and the code's defaults are the record's."""
 from __future__ import annotations
 
-from harness.evaluation.metrics import CatalogTool, Query
+from harness.retrieval.records import CatalogTool, Query
 from harness.experiments import tuning
 
 
@@ -24,7 +24,7 @@ def test_tune_picks_the_best_mean_and_the_earliest_on_a_tie(monkeypatch):
     tools = [CatalogTool("a", "a"), CatalogTool("b", "b")]
     queries = [Query("1", "x", ("a",)), Query("2", "y", ("a",))]
     monkeypatch.setitem(tuning.GRIDS, "toy", [{"first": "b"}, {"first": "a"}, {"first": "a", "again": 1}])
-    chosen, trials = tuning.tune("toy", lambda t, s, log: _Fixed([s["first"], "z"] if s["first"] == "a" else ["b"]),
+    chosen, trials = tuning.tune_component("toy", lambda t, s, log: _Fixed([s["first"], "z"] if s["first"] == "a" else ["b"]),
                                  {"dev": (tools, queries)})
     assert [t.mean for t in trials] == [0.0, 1.0, 1.0]
     assert chosen == {"first": "a"}, "the earlier of two equal settings wins"

@@ -26,8 +26,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 LOCAL = [make for make in verdict.ROWS if make not in verdict.NEED_DATA]
 
 
-def line_of(row: verdict.Row) -> str:
-    return verdict.table([row]).splitlines()[-1]
+def line_of(row: verdict.VerdictRow) -> str:
+    return verdict.verdict_table([row]).splitlines()[-1]
 
 
 @pytest.mark.parametrize("make", LOCAL, ids=lambda f: f.__name__)
@@ -54,8 +54,8 @@ def test_the_readme_holds_every_claim_once_in_order():
 
 
 def test_writing_keeps_rows_this_machine_cannot_measure():
-    measured = verdict.Row("a claim", (verdict.STANDIN,), "1.00 [0.90, 1.00]", "Chapter 9", "holds")
-    absent = verdict.Row("a | data claim", (verdict.RETRIEVAL,), "not measured here: needs data", "Chapter 9", "—", needs="data")
+    measured = verdict.VerdictRow("a claim", (verdict.STANDIN,), "1.00 [0.90, 1.00]", "Chapter 9", "holds")
+    absent = verdict.VerdictRow("a | data claim", (verdict.RETRIEVAL,), "not measured here: needs data", "Chapter 9", "—", needs="data")
     kept = f"| a \\| data claim | {verdict.RETRIEVAL} | 0.5 | Chapter 9 | refuted |"
     text = f"# T\n\n{verdict.START}\n| h |\n|---|\n| a claim | x | old | Chapter 9 | refuted |\n{kept}\n{verdict.END}\n\nafter\n"
     new = verdict.rewrite(text, [measured, absent])

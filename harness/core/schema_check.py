@@ -55,7 +55,8 @@ def _depth(value: JSON, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def _first_sentence(text: str, limit: int = 160) -> str:
+def _one_line(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut with an ellipsis past ``limit`` characters (a message, not a sentence rule)."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -73,7 +74,7 @@ def _validator(schema_json: str) -> tuple[Any, str | None]:  # Any: a jsonschema
         js.Draft202012Validator.check_schema(schema)
     except js.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
-        return None, _first_sentence(f"{where + ': ' if where else ''}{exc.message}")
+        return None, _one_line(f"{where + ': ' if where else ''}{exc.message}")
     except RecursionError:
         return None, "checking it against the metaschema recursed without end"
     loop = _ref_problem(schema)
@@ -161,7 +162,7 @@ def schema_problem(schema: JSON) -> str | None:
     try:
         return _validator(_key(schema))[1]
     except (TypeError, ValueError, RecursionError) as exc:
-        return _first_sentence(f"it cannot be read as JSON: {exc}")
+        return _one_line(f"it cannot be read as JSON: {exc}")
 
 
 def _name(path: str) -> str:
@@ -209,7 +210,7 @@ def _phrase(error: Any) -> str:  # Any: a jsonschema ValidationError (no types)
         return f"unexpected argument(s) {', '.join(repr(f'{path}.{k}' if path else k) for k in extra)}"
     if kind in ("anyOf", "oneOf"):
         return f"argument '{_name(path)}' matches none of the allowed forms"
-    return f"argument '{_name(path)}': {_first_sentence(error.message, 120)}"
+    return f"argument '{_name(path)}': {_one_line(error.message, 120)}"
 
 
 def first_error(value: JSON, schema: JSONObject) -> str | None:

@@ -26,6 +26,15 @@ _WORD = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*|\w+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def first_sentence(text: str, limit: int | None = None) -> str:
+    """``text`` up to its first sentence end (``.``, ``!`` or ``?`` before a space), at most ``limit``
+    characters: what a tool is for, in the one rule the listings and the server documents share."""
+    return _SENTENCE_END.split(text.strip(), 1)[0][:limit]
+
+
 def split_identifier(name: str) -> list[str]:
     """``listPullRequests`` → list, pull, requests; ``git_log`` → git, log; ``v1/nutrition`` → v1, nutrition."""
     return list(_split_identifier(name))

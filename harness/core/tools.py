@@ -19,6 +19,8 @@ from typing import Any, Callable, Literal, Mapping, get_args, get_origin
 
 from harness.core.json_types import JSON, JSONObject
 
+from harness.core.text import first_sentence
+
 #: Side-effect tags a tool may carry. They let a harness ask for confirmation before
 #: destructive calls or keep network tools out of an offline run.
 SIDE_EFFECTS = frozenset({"read", "write", "destructive", "network", "discovery"})
@@ -50,8 +52,7 @@ class Tool:
     @property
     def summary(self) -> str:
         """The description's first sentence: what a one-line listing shows."""
-        first = self.description.strip().split("\n", 1)[0]
-        return re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
+        return first_sentence(self.description.strip().split("\n", 1)[0])
 
     @property
     def parameters(self) -> list[tuple[str, str]]:

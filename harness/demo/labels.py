@@ -84,7 +84,7 @@ class Scenario:
     setup_tools: tuple[tuple[str, ...], ...] = ()  # a conversation's earlier turns: the tools each needs
 
     @property
-    def clauses(self) -> list[str]:
+    def steps(self) -> list[str]:
         """The request's steps (:func:`harness.core.steps.split_steps`): one per needed tool for a task."""
         return split_steps(self.request)
 

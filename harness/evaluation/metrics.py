@@ -1,12 +1,13 @@
 """Measuring a retriever: recall over gold slots, MRR, nDCG, latency, and the misses behind them.
 
 Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``); the data it reads is loaded by
-:mod:`harness.evaluation.datasets` and re-exported here, so a chapter imports one module.
+:mod:`harness.evaluation.datasets`.
 
 A multi-step task needs several tools, so recall is counted over *slots* (one per needed tool;
 any acceptable id fills it), not over ids: a slot offered by three servers must not count three
-times. Any :class:`~harness.selection.ranking.Ranker` can be evaluated — the catalog, a selector's ranker,
-BM25, an embedding model, a fused ranker — which is what lets them share one table. Each number comes with its misses —
+times. Any :class:`~harness.selection.ranking.Ranker` can be evaluated — the catalog, BM25, an embedding
+model, a fused ranker — which is what lets them share one table; each is measured through a
+:class:`~harness.selection.ranking.Selector`, as the agent uses it (pass a selector to measure its options). Each number comes with its misses —
 which gold tool was not found and what outranked it — because a score alone says nothing about
 what to fix.
 """
@@ -18,26 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from harness.evaluation.datasets import (  # re-exported: a chapter needs only this module
-    DATASETS,
-    data_dir,
-    dataset_dir,
-    demo_dataset,
-    demo_queries,
-    download,
-    load_queries,
-    load_tools,
-    missing_data_note,
-    step_queries,
-)
-from harness.selection.ranking import Ranker
+from harness.selection.ranking import Ranker, Selector
 from harness.core.rates import bootstrap_interval
-from harness.retrieval.records import CatalogTool, Query
+from harness.retrieval.records import Query
 
 __all__ = [
-    "DATASETS", "CatalogTool", "Miss", "Outcome", "Query", "Ranker", "Report", "complete_at_k", "data_dir",
-    "dataset_dir", "demo_dataset", "demo_queries", "download", "evaluate", "hit_at_k", "load_queries", "load_tools",
-    "missing_data_note", "ndcg_at_k", "recall_at_k", "reciprocal_rank", "step_queries",
+    "Miss", "Outcome", "Report", "complete_at_k", "evaluate", "hit_at_k", "ndcg_at_k", "recall_at_k", "reciprocal_rank",
 ]
 
 
@@ -181,13 +168,15 @@ class Report:
 
 def evaluate(retriever: Ranker, queries: Iterable[Query], ks: Sequence[int] = (1, 5, 10), *,
              name: str | None = None, depth: int = 100) -> Report:
-    """Run every query through ``retriever.rank`` and keep the top ``depth`` ids of each, timed."""
+    """Run every query through a :class:`Selector` around ``retriever`` (or ``retriever`` itself when it is
+    one) and keep the top ``depth`` ids of each, timed."""
     if not ks or any(not isinstance(k, int) or k <= 0 for k in ks):
         raise ValueError(f"ks must be positive whole numbers of tools, got {tuple(ks)!r}.")
+    selector = retriever if isinstance(retriever, Selector) else Selector.around(retriever)
     outcomes = []
     for q in queries:
         start = time.perf_counter()
-        ranking = retriever.rank(q.query)
+        ranking = selector.rank(q.query)
         elapsed = time.perf_counter() - start
         outcomes.append(Outcome(q, tuple(ranking[: max(depth, *ks)]), elapsed))
     if not outcomes:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, TypeVar
 
 
-from harness.selection.ranking import exact_first, top_ids
+from harness.selection.ranking import top_ids
 from harness.retrieval.dense import DenseRetriever, query_model
 from harness.retrieval.hybrid import HybridRetriever, rrf
 from harness.retrieval.named import make_retriever
@@ -86,15 +86,14 @@ def breakdown(hybrid: HybridRetriever, queries: Sequence[str]) -> StageTimes:
             scores = times.timed("catalog matmul", lambda: dense.matrix @ vector)
             dense_ids = times.timed(f"dense top-{depth}", lambda: top_ids(dense.ids, scores, depth, positive_only=False))
             lexical_ids = times.timed(f"bm25 top-{depth}", lambda: hybrid.lexical.rank(query, depth))
-            ranking = times.timed("fusion", lambda: exact_first(hybrid.lexical.exact_matches(query),
-                                                                rrf([lexical_ids, dense_ids], hybrid.k)))
+            ranking = times.timed("fusion", lambda: rrf([lexical_ids, dense_ids], hybrid.k))
             times.wall.setdefault("total", []).append(1000 * (time.perf_counter() - start[0]))
             times.cpu.setdefault("total", []).append(1000 * (time.process_time() - start[1]))
             assert ranking == hybrid.rank(query), f"the staged ranking of {query!r} is not hybrid.rank's"
     return times
 
 
-def table(times: StageTimes) -> str:
+def stage_table(times: StageTimes) -> str:
     """One line per stage: p50 and p95 by the wall clock and by CPU time."""
     head = f"{'stage':<18} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8}"
     lines = [head, "-" * len(head)]
@@ -126,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     assert isinstance(hybrid, HybridRetriever)
     hybrid.rank("warm up")
     print(f"{len(queries)} step queries over {len(tools)} tools; before: {load_average()}")
-    print(table(breakdown(hybrid, queries)))
+    print(stage_table(breakdown(hybrid, queries)))
     print(f"after: {load_average()}")
     return 0
 

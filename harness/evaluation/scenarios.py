@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.selection.agent import Deferral, RunResult, arun, as_selector
 from harness.selection.catalog import ToolCatalog
-from harness.demo import DemoWorld, world_of, world_state
+from harness.demo import DemoWorld, demo_tools, world_of, world_state
 from harness.demo.labels import Scenario
 from harness.demo.effects import Served, State, failed_checks
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
@@ -234,6 +234,11 @@ async def run_scenario(provider: Provider, selector: Tools, scenario: Scenario, 
                                 shown=served([*setup, result]))
     success = names if not getattr(scenario, "checks", ()) else not failures
     return ScenarioRun(scenario, result, success, names, failures, tuple(setup))
+
+
+def fresh_demo_catalog() -> ToolCatalog:
+    """A catalog over a new demo world: what each scenario runs against, so no run sees another's writes."""
+    return ToolCatalog(demo_tools())
 
 
 async def run_scenarios(

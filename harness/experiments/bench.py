@@ -62,7 +62,7 @@ Interval = tuple[float, float]
 
 
 @dataclass
-class Row:
+class BenchRow:
     dataset: str
     retriever: str
     n_queries: int = 0
@@ -112,7 +112,7 @@ def token_cut(report: Report, tools: Sequence[CatalogTool], k: int) -> float:
 
 
 def quality_row(dataset: str, name: str, report: Report, tools: Sequence[CatalogTool], build_s: float,
-                k: int, hit_only: bool = False, held_out: str = "test", registered: str | None = None) -> Row:
+                k: int, hit_only: bool = False, held_out: str = "test", registered: str | None = None) -> BenchRow:
     """One table row: every quality column with its 95 % interval over the report's queries (``registered``:
     the registry's name for a row named otherwise, such as the usage prior's ``hybrid-task+usage``)."""
     m = report.metrics()
@@ -121,7 +121,7 @@ def quality_row(dataset: str, name: str, report: Report, tools: Sequence[Catalog
     metrics: dict[str, float | None] = {c: m[c] if c in shown else None for c in QUALITY_COLUMNS}
     intervals: dict[str, Interval | None] = {c: report.interval(c) if c in shown else None for c in QUALITY_COLUMNS}
     tuned = TUNED[registered or name]
-    return Row(dataset, name, len(report.outcomes), len(tools), metrics, intervals, tuned, held_out, build_s,
+    return BenchRow(dataset, name, len(report.outcomes), len(tools), metrics, intervals, tuned, held_out, build_s,
                m["p50_ms"], m["p95_ms"], token_cut(report, tools, k))
 
 
@@ -149,7 +149,7 @@ def live_latency(r: Ranker, queries: Sequence[Query], encoder: Encoder, n: int) 
 
 
 def bench_dataset(tools: Sequence[CatalogTool], query_sets: dict[str, list[Query]],
-                  factories: dict[str, Factory], k: int, dense: bool, latency_n: int) -> list[Row]:
+                  factories: dict[str, Factory], k: int, dense: bool, latency_n: int) -> list[BenchRow]:
     """Each retriever built once on ``tools`` and evaluated on each named query set."""
     encoder = bench_encoder([q.query for queries in query_sets.values() for q in queries], dense)
     rows = []
@@ -170,7 +170,7 @@ HELD_OUT: dict[By, str] = {"query": "cv by query id (memorisation)", "gold": "cv
 
 def cross_validated(tools: Sequence[CatalogTool], log: Sequence[Query], scored: Sequence[Query],
                     learn: Callable[[list[Query]], Ranker], dataset: str, k: int, by: By,
-                    n_folds: int = 5, registered: str = "learned-querylog") -> tuple[Row, Report]:
+                    n_folds: int = 5, registered: str = "learned-querylog") -> tuple[BenchRow, Report]:
     """A learned retriever trained on ``log`` outside each fold and evaluated on the ``scored`` queries inside it.
 
     ``scored`` is a subset of ``log`` (all of it, or a sample); folds are cut ``by`` query id or gold set;
@@ -201,7 +201,7 @@ def toollens_split(queries: Sequence[Query], sample: int, seed: int = 0) -> tupl
 
 
 def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories: dict[str, Factory],
-                   sample: int, k: int, dense: bool, latency_n: int, seed: int = 0) -> list[Row]:
+                   sample: int, k: int, dense: bool, latency_n: int, seed: int = 0) -> list[BenchRow]:
     """ToolLens' test part: every retriever on a seeded sample; the query-log retriever trained on the
     test part outside each fold, with folds by query id and by gold set (two rows)."""
     test, scored = toollens_split(queries, sample, seed)
@@ -216,7 +216,7 @@ def bench_toollens(tools: Sequence[CatalogTool], queries: list[Query], factories
 
 
 def bench_usage(tools: Sequence[CatalogTool], queries: list[Query], dense: bool, k: int,
-                latency_n: int = 10) -> list[Row]:
+                latency_n: int = 10) -> list[BenchRow]:
     """The usage prior on LiveMCPBench's test tasks, learned from the other folds' tasks: folds by query id
     and by gold set (latency: the first ``latency_n`` tasks again, each embedded on its own)."""
     encoder = bench_encoder([q.query for q in queries], dense)
@@ -238,7 +238,7 @@ def scaled(tools: Sequence[CatalogTool], copies: int) -> list[CatalogTool]:
     return [replace(t, id=f"{t.id}~{c}") if c else t for c in range(copies) for t in tools]
 
 
-def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense: bool, quick: bool) -> list[Row]:
+def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense: bool, quick: bool) -> list[BenchRow]:
     """p50/p95 query latency of rank_bm25 vs the inverted index vs hybrid, at growing catalog sizes
     (hybrid only in the full run: its first run embeds the whole catalog), and where hybrid-rrf's
     time goes at the catalog's own size (:mod:`harness.evaluation.query_time`)."""
@@ -255,17 +255,17 @@ def bench_latency(catalog: Sequence[CatalogTool], queries: Sequence[str], dense:
         for name, factory in factories.items():
             r, build = timed_build(factory, tools, encoder)
             report = evaluate(r, query_set, name=name)
-            rows.append(Row(label, name, len(query_set), len(tools), build_s=build,
+            rows.append(BenchRow(label, name, len(query_set), len(tools), build_s=build,
                             p50_ms=report.latency_ms(50), p95_ms=report.latency_ms(95), load=os.getloadavg()[0]))
             if name == "hybrid-rrf" and isinstance(r, HybridRetriever) and len(tools) == len(catalog):
-                rows += stage_rows(r, queries, f"stages-{len(tools)}")
+                rows += stage_rows(r, queries, f"stages-{len(tools)}", len(tools))
     return rows
 
 
-def stage_rows(hybrid: HybridRetriever, queries: Sequence[str], label: str) -> list[Row]:
+def stage_rows(hybrid: HybridRetriever, queries: Sequence[str], label: str, tools: int) -> list[BenchRow]:
     """One latency row per stage of a hybrid query (tokenizer, embedding layers, catalog, BM25, fusion)."""
     times = breakdown(hybrid, queries)
-    return [Row(label, f"hybrid-rrf: {stage}", len(queries), len(hybrid.lexical.ids), p50_ms=times.percentile(stage, 50),
+    return [BenchRow(label, f"hybrid-rrf: {stage}", len(queries), tools, p50_ms=times.percentile(stage, 50),
                 p95_ms=times.percentile(stage, 95), load=os.getloadavg()[0]) for stage in times.wall]
 
 
@@ -278,7 +278,7 @@ def with_interval(value: float | None, interval: Interval | None) -> str:
     return "-" if value is None or interval is None else f"{value:.3f} [{interval[0]:.2f}–{interval[1]:.2f}]"
 
 
-def table(rows: Sequence[Row], k: int) -> str:
+def bench_table(rows: Sequence[BenchRow], k: int) -> str:
     """The quality rows with intervals, then the latency rows (rows without quality numbers)."""
     quality = [r for r in rows if r.metrics]
     head = (f"{'dataset':<18} {'retriever':<24} {'tuned':<9} {'held out':<31} {'n':>5} {'tools':>5} "
@@ -320,7 +320,7 @@ def curve_queries(query_sets: dict[str, list[Query]], sample: int, seed: int = 0
 
 
 def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
-        ) -> tuple[list[Row], list[CurvePoint], list[str]]:
+        ) -> tuple[list[BenchRow], list[CurvePoint], list[str]]:
     """Every benchmark row, the scale curve, and the sentences saying what was skipped.
 
     The public files are read and checked first, so a malformed line stops the run before minutes of work.
@@ -335,7 +335,7 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
     dense = reason is None
     factories = retrievers(dense)
     latency_n = 10 if quick else 50
-    rows: list[Row] = []
+    rows: list[BenchRow] = []
     try:
         tools, queries = demo_dataset()
         test = development_split(queries).test
@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:  # a malformed data file: one sentence, found before the work
         print(printable(f"error: {exc}", keep_newlines=False), file=sys.stderr)
         return 2
-    print(table(rows, args.k))
+    print(bench_table(rows, args.k))
     print()
     print(curve_table(curve))
     for sentence in skipped:

@@ -117,7 +117,7 @@ def dev_recall(build: Build, tools: Sequence[CatalogTool], queries: Sequence[Que
     return statistics.fmean(values)
 
 
-def tune(component: str, build: Build, dev_sets: Mapping[str, tuple[Sequence[CatalogTool], Sequence[Query]]],
+def tune_component(component: str, build: Build, dev_sets: Mapping[str, tuple[Sequence[CatalogTool], Sequence[Query]]],
          learned: bool = False) -> tuple[dict[str, Any], list[Trial]]:
     """The winning setting of ``component`` on ``dev_sets`` (best mean R@10, earliest on a tie) and every trial."""
     trials = [Trial(dict(s), {name: dev_recall(build, tools, queries, s, learned)
@@ -160,7 +160,7 @@ def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = 
     out: dict[str, dict[str, Any]] = {}
     for component in components:
         names, learned = PLAN[component]
-        chosen, trials = tune(component, build[component], {n: sets[n] for n in names if n in sets}, learned)
+        chosen, trials = tune_component(component, build[component], {n: sets[n] for n in names if n in sets}, learned)
         out[component] = {"chosen": chosen, "trials": [{"setting": t.setting, "scores": t.scores, "mean": t.mean}
                                                         for t in trials]}
         say(f"{component}: {chosen}")

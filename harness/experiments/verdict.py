@@ -18,7 +18,7 @@ at all (retrieval, or a count). Rates carry 95 % intervals (:mod:`harness.core.r
 prints them; a difference is called only where its interval allows.
 
 Rows that need the public data (``HARNESS_DATA``) or the embedding extra cannot be computed on a
-machine without them: :func:`rows` marks them (``Row.needs``), ``--write`` keeps the README's
+machine without them: :func:`rows` marks them (``VerdictRow.needs``), ``--write`` keeps the README's
 text for them, and the test compares them only where they can be computed. Nothing is cached:
 every number is measured afresh each time, in about 15 s of CPU (the dense retriever's embeddings are
 looked up by the hash of each tool's definition, which cannot go stale).
@@ -79,7 +79,7 @@ HEADER = ("claim", "model", "measured (95 % intervals)", "computed by", "verdict
 
 
 @dataclass(frozen=True)
-class Row:
+class VerdictRow:
     """One claim: the models behind it, what was measured, where the workbook computes it, and the verdict."""
 
     claim: str
@@ -93,8 +93,8 @@ class Row:
         return (self.claim, "; ".join(self.models), self.measured, self.where, self.verdict)
 
 
-def _absent(claim: str, models: tuple[str, ...], where: str, needs: str) -> Row:
-    return Row(claim, models, f"not measured here: needs {needs}", where, "—", needs)
+def _absent(claim: str, models: tuple[str, ...], where: str, needs: str) -> VerdictRow:
+    return VerdictRow(claim, models, f"not measured here: needs {needs}", where, "—", needs)
 
 
 def _interval(low: float, high: float) -> str:
@@ -119,7 +119,7 @@ def _real_curves():
 CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluation.cliff.curves_by_kind`)"
 
 
-def cliff_row() -> Row:
+def cliff_row() -> VerdictRow:
     """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N."""
     lit = _real_curves()["literal"]
     falls = [(a.n, b.n) for a, b in zip(lit, lit[1:]) if separated(a, b) and b.rate < a.rate]
@@ -131,10 +131,10 @@ def cliff_row() -> Row:
         verdict = (f"refuted for this model from N={lit[0].n} to N={lit[-1].n}: no cliff; beyond N={lit[-1].n}, and so at "
                    "the schema tokens the claim speaks of, not measured (the stand-in's cliff sits at its reading "
                    "budget, a parameter)")
-    return Row("10 tools fine, 20 degrade, 30–50 fall off a cliff", (REAL,), measured, CH1, verdict)
+    return VerdictRow("10 tools fine, 20 degrade, 30–50 fall off a cliff", (REAL,), measured, CH1, verdict)
 
 
-def selection_row() -> Row:
+def selection_row() -> VerdictRow:
     """Selection is mostly right: the real model's accuracy by kind of request, at the smallest and largest N."""
     curves = _real_curves()
     parts = []
@@ -151,7 +151,7 @@ def selection_row() -> Row:
         verdict = "holds for literal requests and paraphrases"
     else:
         verdict = "refuted: literal requests are not mostly right"
-    return Row("Tool selection is mostly right", (REAL,), "; ".join(parts), CH1, verdict)
+    return VerdictRow("Tool selection is mostly right", (REAL,), "; ".join(parts), CH1, verdict)
 
 
 # --- Chapter 1: tokens, no model ------------------------------------------------------------------------
@@ -174,7 +174,7 @@ def _in_range(sizes: Sequence[int]) -> float:
     return sum(100 <= s <= 500 for s in sizes) / len(sizes)
 
 
-def schema_size_row() -> Row:
+def schema_size_row() -> VerdictRow:
     """100–500 tokens per schema: the distribution over LiveMCPBench's 527 real MCP tools and the demo world."""
     claim = "Each tool schema costs 100–500 tokens"
     sizes = _real_sizes()
@@ -187,10 +187,10 @@ def schema_size_row() -> Row:
                 f"the {len(demo)} demo tools: median {statistics.median(demo):,.0f}, {_in_range(demo):.0%} in 100–500")
     verdict = (f"depends on the server: {'about half' if 0.35 <= inside <= 0.65 else f'{inside:.0%}'} of real "
                f"definitions fall in the range; a tenth cost {deciles[0]:,.0f} tokens or fewer, the longest {max(sizes):,}")
-    return Row(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
+    return VerdictRow(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
 
 
-def fifty_tools_row() -> Row:
+def fifty_tools_row() -> VerdictRow:
     """50 tools = 10K–25K tokens: the 50 median-sized and the 50 largest real MCP tools, and the demo world's 50."""
     claim = "50 tools cost 10K–25K tokens per turn"
     sizes = _real_sizes()
@@ -208,7 +208,7 @@ def fifty_tools_row() -> Row:
     verdict = ("holds" if side(median50) == "inside it" else
                f"refuted for a typical mix: 50 median-sized real tools cost {median50:,}, {side(median50)}; "
                f"the 50 largest cost {largest50:,}, {side(largest50)}")
-    return Row(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
+    return VerdictRow(claim, (COUNTED,), measured, CH1_TOKENS, verdict)
 
 
 # --- Chapters 3 and 4: the per-turn loop on the demo scenarios ------------------------------------------
@@ -233,7 +233,7 @@ async def _k_sweep(ks: Sequence[int]) -> dict[int, RunsSummary]:
             for k in ks}
 
 
-def cut_row() -> Row:
+def cut_row() -> VerdictRow:
     """30 → 7 tools ≈ 75 % fewer schema tokens: Chapter 3 §5's schema tokens per run at k = 7, DEFAULT_K and 30."""
     runs = asyncio.run(_k_sweep(list(dict.fromkeys((7, DEFAULT_K, 30)))))
     measured = (f"the stand-in's runs of the {runs[7].n} development scenarios, schema tokens per run (every turn's tools): "
@@ -244,11 +244,11 @@ def cut_row() -> Row:
     verdict = (f"holds: 7 tools a turn send about three quarters fewer schema tokens than 30 ({fewer})"
                if abs(cut - 0.75) <= ABOUT else
                f"refuted: 7 tools a turn send {'more' if cut > 0.75 else 'less'} than three quarters fewer ({fewer})")
-    return Row("Going from 30 to 7 tools cuts schema tokens by about 75 %", (STANDIN,), measured,
+    return VerdictRow("Going from 30 to 7 tools cuts schema tokens by about 75 %", (STANDIN,), measured,
                "Chapter 3 §5 (`run_scenarios` with `Selector.over(c, k=k)`, `summarize`)", verdict)
 
 
-def missing_tools_row() -> Row:
+def missing_tools_row() -> VerdictRow:
     """The model rarely needs a tool that was not selected: per-step recall of the default query, by kind of scenario."""
     parts: list[str] = []
     shown: dict[str, list[tuple[float, float]]] = {}
@@ -268,7 +268,7 @@ def missing_tools_row() -> Row:
             found.append(f"holds for {group}")
         else:
             found.append(f"not decided for {group}: the intervals straddle {RARELY:.0%} missing")
-    return Row("The model rarely hits missing tools", (RETRIEVAL,), measured,
+    return VerdictRow("The model rarely hits missing tools", (RETRIEVAL,), measured,
                f"Chapter 3 §3 (`harness.evaluation.scenarios.per_step_hits`, k = DEFAULT_K = {DEFAULT_K})", "; ".join(found))
 
 
@@ -282,7 +282,7 @@ async def _discovery_runs(split: str):
             for selector in (Selector.over, pinned)]
 
 
-def pivots_row() -> Row:
+def pivots_row() -> VerdictRow:
     """The discovery tool recovers pivots: whole runs with and without it (stand-in), and the per-step rule (both models)."""
     parts, separated_on, pivots = [], [], 0
     for split in SPLITS:
@@ -309,7 +309,7 @@ def pivots_row() -> Row:
     else:
         verdict = (f"not shown on the stand-in: pinned − without is not separated on either set ({pivots} pivots in all "
                    "are too few to call); the per-step rule's decisions are in the measured column")
-    return Row("The discovery tool recovers pivots", (STANDIN, REAL), measured,
+    return VerdictRow("The discovery tool recovers pivots", (STANDIN, REAL), measured,
                "Chapter 4 §3 (`discovery_tool` pinned via `Selector`, `run_scenarios`) and §5 "
                "(`real_rules.discovery_rule` over the committed per-step rows and the stand-in's)", verdict)
 
@@ -343,7 +343,7 @@ def _recall(p) -> str:
     return f"{p.metrics['R@10']:.3f} {_interval(*p.intervals['R@10'])}"
 
 
-def bm25_breaks_row() -> Row:
+def bm25_breaks_row() -> VerdictRow:
     """BM25 breaks at 200+ tools: the first catalog size where its R@10 is measurably below the 50-tool value."""
     claim = "BM25 breaks at 200+ tools"
     points, missing = _curve()
@@ -358,10 +358,10 @@ def bm25_breaks_row() -> Row:
         verdict = f"holds: the first measurable fall from {line[0].size} tools is at {at:,}"
     else:
         verdict = f"refuted in its number: BM25 already falls measurably at {at:,} tools"
-    return Row(claim, (RETRIEVAL,), measured, CH6, verdict)
+    return VerdictRow(claim, (RETRIEVAL,), measured, CH6, verdict)
 
 
-def hybrid_row() -> Row:
+def hybrid_row() -> VerdictRow:
     """Hybrid fixes it: hybrid against BM25 at every size (paired), and whether hybrid falls too."""
     claim = "Hybrid search (BM25 + embeddings) fixes it"
     points, missing = _curve()
@@ -382,7 +382,7 @@ def hybrid_row() -> Row:
         verdict = f"helps, does not fix: better than BM25 at {where_ahead}, but it falls too (from {at:,} tools)"
     else:
         verdict = "refuted: no measurable gain over BM25"
-    return Row(claim, (RETRIEVAL,), measured, CH6, verdict)
+    return VerdictRow(claim, (RETRIEVAL,), measured, CH6, verdict)
 
 
 # --- the swap ---------------------------------------------------------------------------------------------
@@ -404,7 +404,7 @@ def code_lines(source: str) -> int:
     return len(code - doc_lines)
 
 
-def swap_row() -> Row:
+def swap_row() -> VerdictRow:
     """The upgrade to embeddings is a twenty-line swap: what switching takes, and the code it stands on."""
     from harness.retrieval import dense, hybrid, numpy_minilm
 
@@ -416,18 +416,18 @@ def swap_row() -> Row:
                 "embedding every tool once")
     verdict = ("depends on what you count: one name once a library holds the retriever; "
                f"about {round(sum(lines.values()), -1)} lines and a model download to build it")
-    return Row("The upgrade to embeddings is a twenty-line swap", (COUNTED,), measured,
+    return VerdictRow("The upgrade to embeddings is a twenty-line swap", (COUNTED,), measured,
                f"the package's source (`harness.retrieval.named.make_retriever`), lines counted by "
                f"`harness.experiments.verdict.code_lines`; {NO_CHAPTER}", verdict)
 
 
-ROWS: tuple[Callable[[], Row], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,
+ROWS: tuple[Callable[[], VerdictRow], ...] = (cliff_row, schema_size_row, fifty_tools_row, cut_row, selection_row,
                                        missing_tools_row, pivots_row, bm25_breaks_row, hybrid_row, swap_row)
 #: The rows that need the public data (and, for the scale curve, the embedding extra).
-NEED_DATA: tuple[Callable[[], Row], ...] = (schema_size_row, fifty_tools_row, bm25_breaks_row, hybrid_row)
+NEED_DATA: tuple[Callable[[], VerdictRow], ...] = (schema_size_row, fifty_tools_row, bm25_breaks_row, hybrid_row)
 
 
-def rows() -> list[Row]:
+def rows() -> list[VerdictRow]:
     """Every row, measured now (rows this machine cannot measure say what they need)."""
     return [make() for make in ROWS]
 
@@ -438,20 +438,20 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def table(rows_: Sequence[Row]) -> str:
+def verdict_table(rows_: Sequence[VerdictRow]) -> str:
     """The Markdown table."""
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(_cell(c) for c in r.cells()) + " |" for r in rows_]
     return "\n".join(lines)
 
 
-def section(rows_: Sequence[Row]) -> str:
+def section(rows_: Sequence[VerdictRow]) -> str:
     """The README's section between the markers (markers included)."""
-    return f"{START}\n{table(rows_)}\n{END}"
+    return f"{START}\n{verdict_table(rows_)}\n{END}"
 
 
 def readme_rows(text: str) -> dict[str, str]:
-    """The verdict section's table rows in a README, by claim as written in a :class:`Row` (the row's whole line)."""
+    """The verdict section's table rows in a README, by claim as written in a :class:`VerdictRow` (the row's whole line)."""
     if START not in text or END not in text:
         raise ValueError("The README has no verdict section: add the two marker lines "
                          f"{START!r} and {END!r} where it belongs.")
@@ -463,10 +463,10 @@ def readme_rows(text: str) -> dict[str, str]:
     return out
 
 
-def rewrite(text: str, rows_: Sequence[Row]) -> str:
+def rewrite(text: str, rows_: Sequence[VerdictRow]) -> str:
     """``text`` with its verdict section rebuilt from ``rows_``; a row this machine cannot measure keeps the README's line."""
     old = readme_rows(text)
-    new_lines = table(rows_).splitlines()
+    new_lines = verdict_table(rows_).splitlines()
     for i, r in enumerate(rows_, start=2):
         if r.needs is not None and r.claim in old:
             new_lines[i] = old[r.claim]
@@ -483,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if r.needs:
             print(f"not measured here ({r.needs}): {r.claim}", file=sys.stderr)
     if not args.write:
-        print(table(measured))
+        print(verdict_table(measured))
         return 0
     path = Path(args.write)
     try:

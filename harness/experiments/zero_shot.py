@@ -113,7 +113,7 @@ def variants(tools: Sequence[CatalogTool], encoder: Encoder | None, servers: int
             for name in order if only is None or name in only}
 
 
-def tune(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
+def tune_ideas(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
     """Each knob's grid scored on the development sets only; the best mean wins (the first on a tie)."""
     chosen: dict[str, Any] = {}
     scores: dict[str, dict[str, float]] = {}
@@ -175,7 +175,7 @@ def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
     encoder = Encoder(remember=100_000, disk=EmbeddingCache())  # queries embedded once across runs
     cats = catalogs(seed)
     warm(encoder, [q for cat in cats.values() for part in (cat.development, cat.test) for qs in part.values() for q in qs])
-    tuned = tune(cats, encoder)
+    tuned = tune_ideas(cats, encoder)
     say(f"tuned on development rows: {tuned}")
     models = train_rerankers(cats, encoder)
     say("trained: " + ", ".join(m.trained_on for m in models.values()))

@@ -89,7 +89,8 @@ CALL_TOKEN = "<tool_call>"
 CALL_OPEN = CALL_TOKEN + '\n{"name": "'
 #: Tokens of a step's completion: a call's wrapper and the longest tool name fit, an answer's start is cut.
 STEP_TOKENS = 48
-DEFAULT_SYSTEM = "You are a helpful assistant. Call the one tool that serves the user's request."
+#: The system prompt of a single forced tool choice (:meth:`LocalLlama.choose`), not of the agent loop.
+ONE_CALL_SYSTEM = "You are a helpful assistant. Call the one tool that serves the user's request."
 
 
 @dataclass(frozen=True)
@@ -482,7 +483,7 @@ class LocalLlamaProvider:
         payload = {"messages": _chat_messages(system, transcript), "tools": [_tool_spec(t) for t in tools]}
         return self.server.post("/apply-template", payload)["prompt"]
 
-    def choose(self, request: str, tools: Sequence[Tool], system: str = DEFAULT_SYSTEM) -> ToolChoice:
+    def choose(self, request: str, tools: Sequence[Tool], system: str = ONE_CALL_SYSTEM) -> ToolChoice:
         """Which shown tool the model calls for a one-message request: greedy, constrained to the shown names."""
         transcript = Transcript()
         transcript.add_user(request)

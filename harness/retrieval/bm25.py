@@ -49,11 +49,14 @@ class BM25Retriever:
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Tools sharing a term with the query, best first (:func:`~harness.selection.ranking.lexical_ids`)."""
+        return self.rank_with_scores(query, k)[0]
+
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
         if isinstance(self._ranker, CatalogBM25):
-            return self._ranker.rank(query, k)
+            return self._ranker.rank_with_scores(query, k)
         # rank_bm25, the reference: count the matched terms from its own term frequencies
         terms = tokenize(query)
         scores = self._ranker.get_scores(terms)
         distinct = set(terms)
         matched = np.array([sum(t in d for t in distinct) for d in self._ranker.doc_freqs])
-        return lexical_ids(self.ids, scores, matched, k)
+        return lexical_ids(self.ids, scores, matched, k), scores

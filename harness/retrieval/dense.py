@@ -219,5 +219,9 @@ class DenseRetriever:
         with one_blas_thread():
             return self.matrix @ self.encoder.encode([query])[0]
 
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        scores = self.scores(query)
+        return top_ids(self.ids, scores, k, positive_only=False), scores
+
     def rank(self, query: str, k: int | None = None) -> list[str]:
-        return top_ids(self.ids, self.scores(query), k, positive_only=False)
+        return self.rank_with_scores(query, k)[0]

@@ -23,10 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.retrieval.hierarchical import first_sentence
 from harness.retrieval.records import CatalogTool
 from harness.retrieval.terms import ACTION_SYNONYMS
-from harness.core.text import split_identifier, stem
+from harness.core.text import first_sentence, split_identifier, stem
 
 Writer = Callable[[CatalogTool], list[str]]
 

@@ -7,8 +7,8 @@ own BM25 (its own document lengths and idf), and a tool's score is the weighted 
 word in the name counts more than the same word deep in a parameter description. The query's
 terms are weighted too: the verbs that open most of *this* catalog's tool names count less
 (:func:`~harness.retrieval.terms.leading_verbs`), everyday action words bring their tool-speak
-synonyms at half weight, abbreviations are expanded on both sides, and tools named exactly in
-the query come first. The name weight and ``verb_weight`` were chosen on development queries only
+synonyms at half weight, abbreviations are expanded on both sides. (A tool the query names
+exactly is put first by the :class:`~harness.selection.ranking.Selector`, not here.) The name weight and ``verb_weight`` were chosen on development queries only
 (LiveMCPBench's, the demo world's and ToolLens', never their test queries) from six settings, by
 the procedure of :mod:`harness.experiments.tuning`: the name weighs as much as the description
 (the earlier default, double, was no better there); the other weights are round values, not tuned.
@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from harness.selection.ranking import check_k, exact_first, exact_name_matches, lexical_ids, name_index, require_tools
+from harness.selection.ranking import lexical_ids, require_tools
 from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.records import CatalogTool
 from harness.retrieval.terms import expand, leading_verbs, synonyms
@@ -42,13 +42,13 @@ def tool_fields(t: CatalogTool) -> dict[str, str]:
 
 
 class FieldedBM25:
-    """Weighted per-field BM25 with catalog-learned verb weights, abbreviations and exact names."""
+    """Weighted per-field BM25 with catalog-learned verb weights and abbreviations."""
 
     name = "bm25-fielded"
 
     def __init__(self, tools: Sequence[CatalogTool], *, weights: Mapping[str, float] = DEFAULT_WEIGHTS,
                  verb_weight: float = 0.3, synonym_weight: float = 0.5, expand_abbreviations: bool = True,
-                 exact_names: bool = True, k1: float = 1.2, b: float = 0.75) -> None:
+                 k1: float = 1.2, b: float = 0.75) -> None:
         require_tools(tools)
         unknown = set(weights) - set(DEFAULT_WEIGHTS)
         if unknown:
@@ -58,7 +58,6 @@ class FieldedBM25:
         self.verbs = leading_verbs(tools)
         self.verb_weight = verb_weight
         self.synonym_weight = synonym_weight
-        self._names = name_index(((n, t.id) for t in tools for n in (t.name, t.id))) if exact_names else {}
         texts = [tool_fields(t) for t in tools]
         self._fields: list[tuple[float, InvertedBM25]] = []
         for field, weight in weights.items():
@@ -92,12 +91,9 @@ class FieldedBM25:
     def scores(self, query: str) -> np.ndarray:
         return self.lexical(query)[0]
 
-    def exact_matches(self, query: str) -> list[str]:
-        """Ids of tools the query names exactly (they are ranked first)."""
-        return exact_name_matches(query, self._names)
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        scores, matched = self.lexical(query)
+        return lexical_ids(self.ids, scores, matched, k), scores
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
-        check_k(k)
-        exact = self.exact_matches(query)
-        scores, matched = self.lexical(query)
-        return exact_first(exact, lexical_ids(self.ids, scores, matched, None))[:k]
+        return self.rank_with_scores(query, k)[0]

@@ -9,27 +9,20 @@ a few servers. So each server becomes one document (its name, its description, a
 names and first sentences), the servers are ranked by the same hybrid search as tools
 (fielded BM25 and MiniLM fused by RRF), and the tools of the top ``servers`` servers come first,
 in the tool-level ranking's order; every other tool follows, in that order too, so nothing is
-lost and a tool the query names exactly still comes first. One knob: how many servers.
+lost. A server the query names (a name of two or more parts: "Context7", "K-POP") is chosen first,
+through a :class:`~harness.selection.ranking.Selector` as a tool the query names would be. One
+knob: how many servers.
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
-from harness.selection.ranking import Ranker, check_k, exact_first, require_tools
+from harness.selection.ranking import Ranker, Selector, check_k, name_index, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.records import CatalogTool
-from harness.core.text import split_identifier
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s")
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of ``text`` (at most ``limit`` characters): what a tool is for."""
-    return _SENTENCE.split(text.strip(), 1)[0][:limit]
-
+from harness.core.text import first_sentence, split_identifier
 
 def server_records(tools: Sequence[CatalogTool]) -> list[CatalogTool]:
     """One record per server, in first-seen order: its description, then each tool's name in words
@@ -40,7 +33,7 @@ def server_records(tools: Sequence[CatalogTool]) -> list[CatalogTool]:
     records = []
     for server, members in grouped.items():
         about = members[0].server_description
-        listing = "; ".join(f"{' '.join(split_identifier(t.name))}: {first_sentence(t.description)}" for t in members)
+        listing = "; ".join(f"{' '.join(split_identifier(t.name))}: {first_sentence(t.description, 160)}" for t in members)
         extra = {"server_description": about, "server_title": members[0].extra.get("server_title", "")}
         records.append(CatalogTool(id=server, name=server, description=f"{about} Tools: {listing}".strip(),
                                    server=server, extra=extra))
@@ -59,12 +52,13 @@ class HierarchicalRetriever:
         self.servers = servers
         self.ids = [t.id for t in tools]
         self._server_of = {t.id: t.server for t in tools}
-        self._lexical = FieldedBM25(tools)
         encoder = encoder or Encoder()
-        self.tool_ranker = tool_ranker or HybridRetriever(tools, lexical=self._lexical,
-                                                          dense=DenseRetriever(tools, encoder=encoder))
+        self.tool_ranker = tool_ranker or HybridRetriever(tools, dense=DenseRetriever(tools, encoder=encoder))
         records = server_records(tools)
-        self.server_ranker = HybridRetriever(records, dense=DenseRetriever(records, encoder=encoder))
+        named = name_index((n, r.id) for r in records for n in (r.name, r.id))
+        lexical = Selector.around(FieldedBM25(records), exact_first=True, names=named)
+        hybrid = HybridRetriever(records, lexical=lexical, dense=DenseRetriever(records, encoder=encoder))
+        self.server_ranker = Selector.around(hybrid, exact_first=True, names=named)
 
     def top_servers(self, query: str) -> list[str]:
         """The ``servers`` best servers for ``query``, best first."""
@@ -79,4 +73,4 @@ class HierarchicalRetriever:
         unranked = [i for i in self.ids if i not in seen and self._server_of[i] in chosen]
         outside = [i for i in ranked if self._server_of[i] not in chosen]
         rest = [i for i in self.ids if i not in seen and self._server_of[i] not in chosen]
-        return exact_first(self._lexical.exact_matches(query), inside + unranked + outside + rest)[:k]
+        return (inside + unranked + outside + rest)[:k]

@@ -8,13 +8,12 @@ unlike scales, so RRF fuses ranks instead: a tool scores Σ 1/(k + rank) over th
 hold it. k (default 60, from the RRF paper) flattens the head: higher k trusts agreement
 between the lists more than either list's first place. Only each list's top ``depth`` (100)
 is fused — a tool below that adds at most 1/160 — which keeps a query cheap on 28,000 tools.
-Tools the query names exactly stay first, whatever the fusion does to them.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from harness.selection.ranking import Ranker, check_k, exact_first, require_tools
+from harness.selection.ranking import Ranker, check_k, require_tools
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -40,7 +39,7 @@ class HybridRetriever:
     name = "hybrid-rrf"
 
     def __init__(self, tools: Sequence[CatalogTool], *, k: float = 60.0, depth: int = 100,
-                 lexical: FieldedBM25 | None = None, dense: Ranker | None = None) -> None:
+                 lexical: Ranker | None = None, dense: Ranker | None = None) -> None:
         require_tools(tools)
         self.k, self.depth = k, depth
         self.lexical = lexical or FieldedBM25(tools)
@@ -48,6 +47,4 @@ class HybridRetriever:
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
-        fused = rrf([self.lexical.rank(query, self.depth), self.dense.rank(query, self.depth)], self.k)
-        exact = self.lexical.exact_matches(query)
-        return exact_first(exact, fused)[:k]
+        return rrf([self.lexical.rank(query, self.depth), self.dense.rank(query, self.depth)], self.k)[:k]

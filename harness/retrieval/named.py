@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence, Union, cast
 
 import numpy as np
 
-from harness.selection.ranking import Ranker
+from harness.selection.ranking import Ranker, Scorer
 from harness.retrieval.bm25 import BM25Retriever
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.expansion import expanded
@@ -37,7 +37,7 @@ from harness.retrieval.records import CatalogTool
 from harness.retrieval.rerank import RerankRetriever
 from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
 from harness.retrieval.task import TaskRetriever
-from harness.retrieval.usage import ExactScorer, UsagePriorRetriever
+from harness.retrieval.usage import UsagePriorRetriever
 from harness.core.tools import Tool
 
 Kind = Literal["lexical", "dense", "hybrid", "published system", "zero-shot idea", "learned"]
@@ -102,10 +102,10 @@ def _plan(tools: Sequence[CatalogTool], e: Encoder, base: Ranker | None = None, 
     return PlannedRetriever(base or _hybrid(tools, e), **options)
 
 
-def _usage_base(tools: Sequence[CatalogTool], e: Encoder) -> ExactScorer:
+def _usage_base(tools: Sequence[CatalogTool], e: Encoder) -> Scorer:
     """What the usage prior re-orders by default: hybrid-task with the embedding extra, fielded BM25 without."""
     name = "hybrid-task" if dense_unavailable_reason() is None else "bm25-fielded"
-    return cast(ExactScorer, make_retriever(name, tools, encoder=e))
+    return cast(Scorer, make_retriever(name, tools, encoder=e))
 
 
 _NEEDS_LOG = "learns from a query log: pass log= (past queries with their gold tools)"

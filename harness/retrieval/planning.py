@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from harness.selection.ranking import Ranker, check_k, exact_first
+from harness.selection.ranking import Ranker, check_k
 from harness.retrieval.hybrid import rrf
 from harness.core.steps import split_steps
 
@@ -45,6 +45,4 @@ class PlannedRetriever:
             return whole[:k]
         rankings = [whole, *(self.base.rank(s, self.depth) for s in steps)]
         weights = [float(len(steps))] + [1.0] * len(steps)
-        fused = rrf(rankings, self.k, weights)
-        exact = getattr(self.base, "exact_matches", None)
-        return (exact_first(exact(query), fused) if exact else fused)[:k]
+        return rrf(rankings, self.k, weights)[:k]

@@ -11,8 +11,7 @@ That only transfers if the features mean the same in every catalog, so each is r
 query's own candidates (a field's BM25 over the best candidate's) or bounded (cosine, 0/1 flags).
 
 The first stage is hybrid search (fielded BM25 and MiniLM by RRF); its top ``depth`` candidates
-are re-scored by ``w · features + b``; the rest keep their order below them, and tools named
-exactly still come first. The model is 15 numbers in package data (:data:`MODELS_FILE`, rebuilt by
+are re-scored by ``w · features + b``; the rest keep their order below them. The model is 15 numbers in package data (:data:`MODELS_FILE`, rebuilt by
 the command in it); training is NumPy Newton steps on an L2-penalised log-likelihood — seconds.
 """
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.selection.ranking import check_k, exact_first, require_tools
+from harness.selection.ranking import check_k, exact_name_matches, name_index, require_tools
 from harness.retrieval.dense import DenseRetriever, Encoder
 from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25, tool_fields
 from harness.retrieval.hybrid import HybridRetriever
@@ -55,6 +54,7 @@ class FeatureExtractor:
         self._server_words = [set(w for w in split_identifier(t.server) if len(w) > 2) - {"mcp", "server"}
                               for t in tools]
         self._terms = [set(tokenize(" ".join(tool_fields(t).values()))) for t in tools]
+        self._names = name_index((n, t.id) for t in tools for n in (t.name, t.id))  # the exact_name feature's
 
     def candidates(self, query: str) -> list[str]:
         return self.first.rank(query, self.depth)
@@ -78,7 +78,7 @@ class FeatureExtractor:
         rows[:, j + 1] = cos[idx] - cos[idx].max()
         rows[:, j + 2] = sims[idx].max(axis=1)
         rows[:, j + 3] = 1.0 / np.log2(2 + np.arange(len(idx)))  # candidates arrive in first-stage order
-        exact = set(self.fielded.exact_matches(query))
+        exact = set(exact_name_matches(query, self._names))
         rows[:, j + 4] = [c in exact for c in candidates]
         q_terms = set(tokenize(query))
         rows[:, j + 5] = [bool(self._server_words[i] & q_terms) for i in idx]
@@ -179,5 +179,4 @@ class RerankRetriever:
         head = first[: self.extractor.depth]
         scores = self.model.score(self.extractor.features(query, head))
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        ranked = [head[i] for i in order] + first[len(head):]
-        return exact_first(self.extractor.fielded.exact_matches(query), ranked)[:k]
+        return ([head[i] for i in order] + first[len(head):])[:k]

@@ -100,19 +100,23 @@ class StackOneRetriever:
         self._bm25 = InvertedBM25(bm25_docs)
         self._tfidf = _TfIdf(tfidf_docs)
 
+    def _scored(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Every tool's score and the indices of the tools sharing a term with the query."""
+        raw, candidates = self._bm25.scores_and_candidates(terms)
+        bm25 = 1.0 / (1.0 + np.exp(-raw / 10.0))
+        return self.alpha * bm25 + (1 - self.alpha) * self._tfidf.scores(terms), candidates
+
     def scores(self, query: str) -> np.ndarray:
-        terms = tokenize(query)
-        bm25 = 1.0 / (1.0 + np.exp(-self._bm25.get_scores(terms) / 10.0))
-        return self.alpha * bm25 + (1 - self.alpha) * self._tfidf.scores(terms)
+        return self._scored(tokenize(query))[0]
+
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        check_k(k)
+        scores, candidates = self._scored(tokenize(query))
+        # sigmoid(0) = 0.5 gives every tool a floor; rank only tools sharing a term with the query
+        return top_ids(self.ids, scores, k, candidates=candidates, positive_only=False), scores
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
-        terms = tokenize(query)
-        if not terms:
-            check_k(k)
-            return []
-        # sigmoid(0) = 0.5 gives every tool a floor; rank only tools sharing a term with the query
-        _, candidates = self._bm25.scores_and_candidates(terms)
-        return top_ids(self.ids, self.scores(query), k, candidates=candidates, positive_only=False)
+        return self.rank_with_scores(query, k)[0]
 
 
 class StacklokRetriever:

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from harness.selection.ranking import check_k, exact_first, min_max, require_tools, top_ids
+from harness.selection.ranking import min_max, require_tools, top_ids
 from harness.retrieval.dense import DenseRetriever
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.records import CatalogTool
@@ -75,12 +75,9 @@ class TaskRetriever:
         np.maximum.at(best, self._server_of, fused)
         return fused + self.server_weight * best[self._server_of]
 
-    def exact_matches(self, query: str) -> list[str]:
-        """Ids of tools the query names exactly (they are ranked first)."""
-        return self.lexical.exact_matches(query)
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        scores = self.scores(query)
+        return top_ids(self.ids, scores, k, positive_only=False), scores
 
     def rank(self, query: str, k: int | None = None) -> list[str]:
-        check_k(k)
-        exact = self.exact_matches(query)
-        ranked = top_ids(self.ids, self.scores(query), None, positive_only=False)
-        return exact_first(exact, ranked)[:k]
+        return self.rank_with_scores(query, k)[0]

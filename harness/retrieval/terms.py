@@ -1,4 +1,4 @@
-"""Term-level helpers for lexical retrieval: abbreviations, catalog verbs, exact names.
+"""Term-level helpers for lexical retrieval: abbreviations, catalog verbs, action synonyms.
 
 Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``); used by the fielded BM25.
 
@@ -8,8 +8,8 @@ get the expansion appended; users say "save", "show", "find" where tools say wri
 search — so a query gets the usual action synonyms added at a lower weight; the verbs that open most tool names (get, list, create, search…)
 match almost everything — so the catalog's *own* leading-verb counts decide which terms to
 down-weight, rather than a hand list that fits one catalog; and a user who types a tool's exact
-name wants that tool first (Codex CLI bug #21503) — so exact names are found separately
-(:func:`harness.selection.ranking.exact_name_matches`).
+name wants that tool first (Codex CLI bug #21503) — which no ranker does itself: the
+:class:`~harness.selection.ranking.Selector` puts exact names first, for every ranker alike.
 """
 from __future__ import annotations
 

@@ -18,18 +18,12 @@ from six settings on LiveMCPBench's development tasks, cross-validated by gold s
 """
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
-from harness.selection.ranking import Scorer, check_k, exact_first, min_max, top_ids
+from harness.selection.ranking import Scorer, check_k, min_max, top_ids
 from harness.retrieval.records import Query
-
-
-class ExactScorer(Scorer, Protocol):
-    """A :class:`~harness.selection.ranking.Scorer` that also names the tools a query spells out (fielded BM25, hybrid-task)."""
-
-    def exact_matches(self, query: str) -> list[str]: ...
 
 
 def usage_prior(ids: Sequence[str], log: Iterable[Query]) -> np.ndarray:
@@ -69,7 +63,7 @@ def interleave(relevant: Sequence[str], boosted: Sequence[str], head: int, every
 class UsagePriorRetriever:
     """A scoring retriever whose lower places are shared with the tools past tasks used most."""
 
-    def __init__(self, log: Sequence[Query], base: ExactScorer, *, weight: float = 0.5, head: int = 3,
+    def __init__(self, log: Sequence[Query], base: Scorer, *, weight: float = 0.5, head: int = 3,
                  every: int = 2) -> None:
         if not log:
             raise ValueError("The usage log is empty: there is nothing to learn from.")
@@ -82,7 +76,6 @@ class UsagePriorRetriever:
     def rank(self, query: str, k: int | None = None) -> list[str]:
         check_k(k)
         scores = self.base.scores(query)  # once: for hybrid bases this embeds the query
-        exact = self.base.exact_matches(query)
-        relevant = exact_first(exact, top_ids(self.base.ids, scores, None))
+        relevant = top_ids(self.base.ids, scores, None)
         boosted = top_ids(self.base.ids, min_max(scores) + self.weight * self.prior, None)
         return interleave(relevant, boosted, self.head, self.every)[:k]

@@ -139,7 +139,7 @@ async def arun(
     try:
         for n in range(1, max_turns + 1):
             query = query_fn(transcript)
-            ranked = selector.rank(query)
+            ranked = selector.ranked(query)
             shown: dict[str, Tool] = {}
             for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
                 shown.setdefault(t.name, t)

@@ -132,8 +132,12 @@ class CatalogBM25:
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Ids of the tools sharing a term with ``query``, best first (ties keep catalog order; see
         :func:`~harness.selection.ranking.lexical_ids`)."""
+        return self.rank_with_scores(query, k)[0]
+
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        """:meth:`rank` and :meth:`scores` from one pass over the index."""
         check_k(k)
         if self.index is None:
-            return []
+            return [], np.zeros(0)
         scores, _, matched = self.index.lexical(tokenize(query))
-        return lexical_ids(self.ids, scores, matched, k)
+        return lexical_ids(self.ids, scores, matched, k), scores

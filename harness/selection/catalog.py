@@ -90,6 +90,10 @@ class ToolCatalog:
         """Every tool's BM25 score for ``query``, in catalog order (all 0 for a stop-word-only query)."""
         return self.bm25.scores(query)
 
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        """:meth:`rank` and :meth:`scores` from one pass over the index."""
+        return self.bm25.rank_with_scores(query, k)
+
     def rank(self, query: str, k: int | None = None) -> list[str]:
         """Names of the tools sharing a term with ``query``, best first (ties keep catalog order)."""
         return self.bm25.rank(query, k)

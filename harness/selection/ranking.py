@@ -6,16 +6,19 @@ retriever go through it.
 
 There is one contract: a :class:`Ranker` answers ``rank(query, k=None)`` with tool ids, best
 first. BM25, fielded BM25, embeddings and their fusions all answer it, so any of them can choose
-the tools of a turn. What a harness does *around* a ranking — always show the pinned tools, put a
-tool the user named exactly first, cut to ``k``, drop weak matches below a score floor — is the
-:class:`Selector`, written once and used by the loop (:func:`harness.selection.agent.arun`), the search
-tool (:class:`harness.selection.discovery.ToolSearch`), the evaluation and the benchmark.
+the tools of a turn; a :class:`Scorer` also gives each tool's score, from the same pass. What a
+harness does *around* a ranking — always show the pinned tools, put a tool the user named exactly
+first, cut to ``k``, drop weak matches below a score floor — is the :class:`Selector`, written once
+(no ranker puts named tools first itself) and used by the loop (:func:`harness.selection.agent.arun`),
+the search tool (:class:`harness.selection.discovery.ToolSearch`), the evaluation
+(:func:`harness.evaluation.metrics.evaluate`) and the benchmark. A selector is a ranker too:
+``rank`` gives ids everywhere, ``ranked`` the same choice as :class:`Ranked` records.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +26,7 @@ from harness.core.text import split_identifier
 from harness.core.tools import Tool
 
 
+@runtime_checkable
 class Ranker(Protocol):
     """Anything that ranks tool ids for a query: the one interface every retriever offers."""
 
@@ -33,13 +37,22 @@ class Ranker(Protocol):
         ...
 
 
+@runtime_checkable
 class Scorer(Ranker, Protocol):
-    """A ranker that can also say how strongly each tool matched (what a score floor reads)."""
+    """A ranker that can also say how strongly each tool matched (what a score floor and the turn timeline read).
+
+    The one capability beyond :class:`Ranker`: a selector tests for it with ``isinstance`` and then
+    asks :meth:`rank_with_scores`, so a query is scored once.
+    """
 
     ids: list[str]
 
     def scores(self, query: str) -> np.ndarray:
         """One score per id in ``ids`` (higher is better)."""
+        ...
+
+    def rank_with_scores(self, query: str, k: int | None = None) -> tuple[list[str], np.ndarray]:
+        """``rank(query, k)`` and ``scores(query)`` from one scoring pass."""
         ...
 
 
@@ -154,7 +167,6 @@ def _own_name(t: Tool) -> set[str]:
     return {t.name}
 
 
-@dataclass(frozen=True)
 class Selector:
     """The tools to show for a query: pinned tools, then exact names, then the ranker's best ``k``.
 
@@ -162,36 +174,44 @@ class Selector:
     their rank, in the order given, and may live outside ``tools`` (a discovery tool) — a name
     given instead of a tool is looked up in ``tools``. ``k`` counts the ranked tools only.
     ``floor`` drops ranked tools scoring below it (the ranker must then be a :class:`Scorer`);
-    with ``exact_first`` a tool the query names exactly (under any name ``names_of`` gives it)
-    comes before the ranking, even one the ranker left out.
+    with ``exact_first`` a tool the query names exactly (under any name ``names_of`` gives it, or
+    as ``names`` — a :func:`name_index` of ids — says) comes before the ranking, even one the ranker
+    left out: the one place that rule is written.
+
+    A selector is itself a :class:`Ranker` (:meth:`rank` gives ids), so :func:`harness.evaluation.metrics.evaluate`
+    measures a retriever through one, as the agent uses it; :meth:`ranked` gives the same choice as
+    :class:`Ranked` records (with scores, for the turn timeline) and :meth:`select` as tools.
     """
 
-    ranker: Ranker
-    tools: Sequence[Tool]
-    pinned: Sequence[Tool | str] = ()
-    k: int | None = DEFAULT_K
-    floor: float | None = None
-    exact_first: bool = False
-    names_of: Callable[[Tool], set[str]] = field(default=_own_name, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        check_k(self.k)
-        by_name = {t.name: t for t in self.tools}
-        unknown = [p for p in self.pinned if isinstance(p, str) and p not in by_name]
+    def __init__(self, ranker: Ranker, tools: Sequence[Tool], pinned: Sequence[Tool | str] = (), *,
+                 k: int | None = DEFAULT_K, floor: float | None = None, exact_first: bool = False,
+                 names_of: Callable[[Tool], set[str]] = _own_name, names: Mapping[str, Sequence[str]] | None = None) -> None:
+        check_k(k)
+        by_name = {t.name: t for t in tools}
+        unknown = [p for p in pinned if isinstance(p, str) and p not in by_name]
         if unknown:
             raise KeyError(f"Pinned tool(s) not among the {len(by_name)} tools: {', '.join(unknown)}.")
-        if self.floor is not None and not callable(getattr(self.ranker, "scores", None)):
-            raise ValueError(f"A score floor needs a ranker that gives scores; {self.ranker.name!r} ranks only.")
-        pins = [by_name[p] if isinstance(p, str) else p for p in self.pinned]
-        object.__setattr__(self, "pinned", tuple({t.name: t for t in pins}.values()))
-        object.__setattr__(self, "_by_name", by_name)
-        names = ((n, t.name) for t in self.tools for n in self.names_of(t))
-        object.__setattr__(self, "_names", name_index(names, min_parts=1) if self.exact_first else {})
+        if floor is not None and not isinstance(ranker, Scorer):
+            raise ValueError(f"A score floor needs a ranker that gives scores; {ranker.name!r} ranks only.")
+        pins = [by_name[p] if isinstance(p, str) else p for p in pinned]
+        self.ranker, self.tools, self.k, self.floor, self.exact_first = ranker, tools, k, floor, exact_first
+        self.name = ranker.name
+        self.pinned: tuple[Tool, ...] = tuple({t.name: t for t in pins}.values())
+        self._by_name = by_name
+        if names is None:
+            names = name_index(((n, t.name) for t in tools for n in names_of(t)), min_parts=1)
+        self._names = names if exact_first else {}
 
     @classmethod
     def over(cls, catalog: Any, **options: Any) -> "Selector":  # Any: a ToolCatalog (whose module imports this one)
         """A selector ranking with ``catalog`` itself (a :class:`~harness.selection.catalog.ToolCatalog`, which holds its tools)."""
         return cls(catalog, catalog.tools, **options)
+
+    @classmethod
+    def around(cls, ranker: Ranker, **options: Any) -> "Selector":
+        """A selector over whatever ``ranker`` ranks, with no tool objects: ids only (:meth:`rank`), every one
+        of them unless ``k`` says otherwise — how a retriever of a public catalog is measured."""
+        return cls(ranker, (), **{"k": None, **options})
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -207,32 +227,44 @@ class Selector:
             if t.name == name:
                 return t
         try:
-            return self._by_name[name]  # type: ignore[attr-defined,no-any-return]
+            return self._by_name[name]
         except KeyError:
             raise KeyError(f"No tool named {name!r} among the {len(self.tools)} tools.") from None
 
     def exact_matches(self, query: str) -> list[str]:
         """Names of the tools ``query`` names exactly (only with ``exact_first``)."""
-        return exact_name_matches(query, self._names)  # type: ignore[attr-defined]
+        return exact_name_matches(query, self._names)
 
-    def rank(self, query: str, k: int | None = None) -> list[Ranked]:
-        """Pinned tools, then the ranked ones (at most ``k``, by default the selector's own)."""
+    def choose(self, query: str, k: int | None = None) -> tuple[list[str], dict[str, float]]:
+        """The ids chosen after the pinned ones, and the ranker's score of every id (none when it gives
+        no scores), from one scoring pass: what :meth:`rank` and :meth:`ranked` present."""
         k = self.k if k is None else k
         check_k(k)
-        pins = {t.name for t in self.pinned_tools}
+        pins = {t.name for t in self.pinned}
+        # a floor or exact names may reach past the k-th: those need the whole ranking
+        depth = None if self.floor is not None or self.exact_first or k is None else k + len(pins)
         scores: dict[str, float] = {}
-        if self.tools and (self.floor is not None or callable(getattr(self.ranker, "scores", None))):
-            scorer: Scorer = self.ranker  # type: ignore[assignment]
-            scores = dict(zip(scorer.ids, (float(s) for s in scorer.scores(query))))
-        whole = self.floor is not None or self.exact_first or k is None
-        ranked = self.ranker.rank(query, None if whole or k is None else k + len(pins)) if self.tools else []
+        if isinstance(self.ranker, Scorer):
+            ranked, vector = self.ranker.rank_with_scores(query, depth)
+            scores = dict(zip(self.ranker.ids, (float(s) for s in vector)))
+        else:
+            ranked = self.ranker.rank(query, depth)
         if self.floor is not None:
             ranked = [i for i in ranked if scores.get(i, 0.0) >= self.floor]
         ids = exact_first(self.exact_matches(query), ranked) if self.exact_first else ranked
-        chosen = [i for i in ids if i not in pins][:k]
-        return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned_tools]
+        return [i for i in ids if i not in pins][:k], scores
+
+    def rank(self, query: str, k: int | None = None) -> list[str]:
+        """Ids of the pinned tools, then of the ranked ones (at most ``k``, by default the selector's own)."""
+        chosen, _ = self.choose(query, k)
+        return [t.name for t in self.pinned] + chosen
+
+    def ranked(self, query: str, k: int | None = None) -> list[Ranked]:
+        """What :meth:`rank` chooses, as records holding each tool and its score."""
+        chosen, scores = self.choose(query, k)
+        return ([Ranked(t, scores.get(t.name), pinned=True) for t in self.pinned]
                 + [Ranked(self.get(i), scores.get(i)) for i in chosen])
 
     def select(self, query: str, k: int | None = None) -> list[Tool]:
         """The tools to show the model for ``query``."""
-        return [r.tool for r in self.rank(query, k)]
+        return [r.tool for r in self.ranked(query, k)]

@@ -15,23 +15,18 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from harness.selection.catalog import ToolCatalog
-from harness.demo import demo_tools, load_demo_scenarios
+from harness.demo import load_demo_scenarios
 from harness.selection.discovery import discovery_tool
 from harness.workbook.grading.learner import Passed, call
 from harness.providers.offline import OfflineModel
 from harness.selection.ranking import Selector
-from harness.evaluation.scenarios import ScenarioRun, run_scenarios, success_rate
+from harness.evaluation.scenarios import ScenarioRun, fresh_demo_catalog, run_scenarios, success_rate
 from harness.core.tokens import tools_tokens
 from harness.core.tools import Tool
 
 #: Pins may cost at most this share of the whole catalog's schema tokens, on every turn.
 PIN_BUDGET_SHARE = 0.10
 KINDS = ("opener", "pivot")
-
-
-def fresh_catalog() -> ToolCatalog:
-    """A catalog over a fresh demo world (every scenario starts from the same state)."""
-    return ToolCatalog(demo_tools())
 
 
 def openers_and_pivots() -> list:
@@ -61,7 +56,7 @@ def resolve_pins(pins: Callable[[ToolCatalog], Any], catalog: ToolCatalog) -> li
 
 async def measure(pins: Callable[[ToolCatalog], Sequence[Any]] | None, scenarios: Sequence[Any]) -> list[ScenarioRun]:
     """The scenarios run with these pins (None: nothing pinned), a fresh catalog each."""
-    return await run_scenarios(OfflineModel(), fresh_catalog, scenarios,
+    return await run_scenarios(OfflineModel(), fresh_demo_catalog, scenarios,
                                selector=(lambda c: Selector.over(c, pinned=pins(c))) if pins else None)
 
 
@@ -71,7 +66,7 @@ def _solved(runs: Sequence[ScenarioRun]) -> set[str]:
 
 async def check(pins: Callable[[ToolCatalog], Any]) -> Passed:
     """Grade exercise 4: the pins fit the budget and solve as many openers and pivots as a discovery tool alone."""
-    catalog = fresh_catalog()
+    catalog = fresh_demo_catalog()
     pinned = resolve_pins(pins, catalog)
     cost, whole = tools_tokens(pinned), tools_tokens(catalog.tools)
     budget = PIN_BUDGET_SHARE * whole

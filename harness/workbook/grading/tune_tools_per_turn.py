@@ -18,22 +18,16 @@ import re
 import statistics
 from typing import Any
 
-from harness.selection.catalog import ToolCatalog
-from harness.demo import demo_tools, load_demo_scenarios
+from harness.demo import load_demo_scenarios
 from harness.workbook.grading.learner import Passed
 from harness.workbook.grading.pareto import Point, dominator
 from harness.providers.offline import OfflineModel
 from harness.selection.ranking import Selector
-from harness.evaluation.scenarios import run_scenarios, success_rate
+from harness.evaluation.scenarios import fresh_demo_catalog, run_scenarios, success_rate
 
 GRID = (3, 5, 7, 10, 15, 20, 30)
 SUCCESS_TOLERANCE = 0.10
 RATIO_TOLERANCE = 0.10
-
-
-def fresh_catalog() -> ToolCatalog:
-    """A catalog over a fresh demo world (every scenario starts from the same state)."""
-    return ToolCatalog(demo_tools())
 
 
 def task_scenarios() -> list:
@@ -42,7 +36,7 @@ def task_scenarios() -> list:
 
 async def reference_point(k: int) -> tuple[float, float]:
     """(task success, mean schema tokens per task) with ``tools_per_turn=k``, offline stand-in, default query."""
-    runs = await run_scenarios(OfflineModel(), fresh_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
+    runs = await run_scenarios(OfflineModel(), fresh_demo_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
     return success_rate(runs), statistics.fmean(r.schema_tokens for r in runs)
 
 
