@@ -107,4 +107,4 @@ def test_the_k_rule_s_grid_and_what_it_waits_for_are_the_ones_the_chapter_names(
     from harness.experiments.real_rules import ALL_TOOLS, K_CONFIGS
 
     assert set(K_CONFIGS) == {3, 5, 10, 20, ALL_TOOLS} and K_CONFIGS[ALL_TOOLS] == "all 74"
-    assert all(measured(real, K_CONFIGS[k]) == (k in (10, ALL_TOOLS)) for k in K_CONFIGS), "k = 3, 5 and 20 not yet measured"
+    assert all(measured(real, K_CONFIGS[k]) == (k != 20) for k in K_CONFIGS), "k = 20 not yet measured"
