@@ -50,7 +50,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: lazily loads a module attribute; each has its own type
     if name not in _EXPORTS:
         raise AttributeError(f"module 'harness' has no attribute {name!r}")
     value = getattr(importlib.import_module(_EXPORTS[name]), name)

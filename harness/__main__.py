@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="harness", description="The workbook's command line: doctor, search, eval and bench.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="report the environment: versions, token counting, model, MCP servers, data")
-    listed: dict[str, Any] = {"epilog": listing, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    listed: dict[str, Any] = {"epilog": listing, "formatter_class": argparse.RawDescriptionHelpFormatter}  # Any: keyword arguments forwarded unchanged to argparse
     s = sub.add_parser("search", help="rank tools for a query", **listed)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")

@@ -9,10 +9,11 @@ answer on every run. Events block time and invite people; reminders only alert y
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.demo.world import check_date, check_time
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -31,15 +32,15 @@ def _clock(minutes: int) -> str:
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def find(event_id: int) -> dict[str, Any]:
+    def find(event_id: int) -> JSONObject:
         if event_id not in world.events:
             raise ValueError(f"No event with id {event_id}; list_events shows the ids.")
         return world.events[event_id]
 
-    def on(day: str) -> list[dict[str, Any]]:
+    def on(day: str) -> list[JSONObject]:
         return sorted((e for e in world.events.values() if e["date"] == day), key=lambda e: e["time"])
 
-    def line(e: dict[str, Any]) -> str:
+    def line(e: JSONObject) -> str:
         end = _clock(_minutes(e["time"]) + e["duration_minutes"])
         return f"{e['id']}: {e['date']} {e['time']}-{end} {e['title']} (with {', '.join('@' + a for a in e['attendees'])})"
 

@@ -59,16 +59,17 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from harness.demo.toolset import demo_tools
+from harness.core.json_types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
 
-State = dict[str, Any]
+State = JSONObject
 Served = tuple[str, str]  # one tool call of a run: (its arguments as text, the result it got back)
-Key = tuple[Any, ...]  # where in the state a change happened: ("files", path), ("issues", 3, "state") …
+Key = tuple[JSON, ...]  # where in the state a change happened: ("files", path), ("issues", 3, "state") …
 
 #: Words that name each domain in an answer, besides the domain's tool names.
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
@@ -109,15 +110,15 @@ def world_state(world: "DemoWorld") -> State:
     })
 
 
-def _norm(text: Any) -> str:
+def _norm(text: object) -> str:
     return re.sub(r"\s+", " ", str(text)).strip().lower()
 
 
-def _as_list(value: Any) -> list[str]:
+def _as_list(value: JSON) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
-def _text_fails(text: str, spec: dict[str, Any], what: str, *, excludes: bool = True) -> list[str]:
+def _text_fails(text: str, spec: JSONObject, what: str, *, excludes: bool = True) -> list[str]:
     """Why ``text`` does not meet ``spec``'s contains (and excludes) — empty when it does."""
     t = _norm(text)
     out = [f"{what} does not contain {c!r}" for c in _as_list(spec.get("contains")) if _norm(c) not in t]
@@ -126,7 +127,7 @@ def _text_fails(text: str, spec: dict[str, Any], what: str, *, excludes: bool = 
     return out
 
 
-def _any_new(texts: Sequence[str], spec: dict[str, Any], what: str) -> list[str]:
+def _any_new(texts: Sequence[str], spec: JSONObject, what: str) -> list[str]:
     """Fine when one of the new ``texts`` has ``spec``'s contains; else the closest miss, or that there is none.
 
     Its ``excludes`` are checked on every new text by :func:`_excluded`, not here.
@@ -355,7 +356,7 @@ def changes(before: State, after: State) -> list[Key]:
     """Where ``after`` differs from ``before``, each place at the depth :data:`_DEPTH` gives its part."""
     out: list[Key] = []
 
-    def walk(old: Any, new: Any, key: Key, depth: int) -> None:
+    def walk(old: JSON, new: JSON, key: Key, depth: int) -> None:
         if old == new:
             return
         if depth == 0 or not isinstance(old, dict) or not isinstance(new, dict):
@@ -423,7 +424,7 @@ def _overlaps(checks: Sequence[dict], run: _Run) -> list[str]:
     return out
 
 
-def validate_checks(checks: Any, where: str) -> tuple[dict[str, Any], ...]:
+def validate_checks(checks: JSON, where: str) -> tuple[JSONObject, ...]:
     """The checks as given, or one error sentence naming the first bad one."""
     if not isinstance(checks, list) or not checks:
         raise ValueError(f"{where}: 'checks' must be a non-empty list of checks on the world's state.")
@@ -438,7 +439,7 @@ def validate_checks(checks: Any, where: str) -> tuple[dict[str, Any], ...]:
     return tuple(checks)
 
 
-def failed_checks(checks: Iterable[dict[str, Any]], world: "DemoWorld", before: State, answer: str = "",
+def failed_checks(checks: Iterable[JSONObject], world: "DemoWorld", before: State, answer: str = "",
                   served: Sequence[Served] = ()) -> list[str]:
     """One sentence per check that does not hold on ``world``, then per rule every run must keep.
 

@@ -7,10 +7,11 @@ these apart too, and a request like "issues about rounding" needs the second one
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.core.text import tokenize
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -19,12 +20,12 @@ DOMAIN = "issues"
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def find(issue_id: int) -> dict[str, Any]:
+    def find(issue_id: int) -> JSONObject:
         if issue_id not in world.issues:
             raise ValueError(f"No issue #{issue_id}; issues run from #1 to #{max(world.issues)}.")
         return world.issues[issue_id]
 
-    def line(i: dict[str, Any]) -> str:
+    def line(i: JSONObject) -> str:
         who = f"@{i['assignee']}" if i["assignee"] else "unassigned"
         return f"#{i['id']} [{i['state']}, {i['priority']}] {i['title']} ({who}; {', '.join(i['labels']) or 'no labels'})"
 

@@ -14,10 +14,11 @@ import importlib.resources
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.demo.effects import validate_checks
 from harness.core.steps import split_steps
+from harness.core.json_types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
@@ -59,7 +60,7 @@ class LabelledQuery:
     gold: tuple[str, ...]
     kind: Literal["literal", "paraphrase"]
     domain: str
-    args: dict[str, Any] | None = None
+    args: JSONObject | None = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,8 @@ class Scenario:
     tools: tuple[str, ...]
     kind: Literal["task", "pivot", "conversation", "opener"]
     setup: tuple[str, ...] = ()
-    args: tuple[dict[str, Any], ...] = ()
-    checks: tuple[dict[str, Any], ...] = ()
+    args: tuple[JSONObject, ...] = ()
+    checks: tuple[JSONObject, ...] = ()
     setup_tools: tuple[tuple[str, ...], ...] = ()  # a conversation's earlier turns: the tools each needs
 
     @property
@@ -89,7 +90,7 @@ class Scenario:
         return split_steps(self.request)
 
 
-def _require(record: Any, fields: dict[str, type], where: str) -> dict[str, Any]:
+def _require(record: JSON, fields: dict[str, type], where: str) -> JSONObject:
     if not isinstance(record, dict):
         raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}.")
     for name, kind in fields.items():
@@ -98,7 +99,7 @@ def _require(record: Any, fields: dict[str, type], where: str) -> dict[str, Any]
     return record
 
 
-def _names(value: list[Any], field: str, where: str) -> tuple[str, ...]:
+def _names(value: list[JSON], field: str, where: str) -> tuple[str, ...]:
     if not all(isinstance(v, str) and v for v in value):
         raise ValueError(f"{where}: '{field}' must list tool names as non-empty strings.")
     return tuple(value)

@@ -9,10 +9,11 @@ Email overlaps chat on purpose: "send Dana a note" could be either, and the addr
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.text import tokenize
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -22,12 +23,12 @@ _ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def find(email_id: int) -> dict[str, Any]:
+    def find(email_id: int) -> JSONObject:
         if email_id not in world.inbox:
             raise ValueError(f"No email with id {email_id}; list_inbox shows the ids.")
         return world.inbox[email_id]
 
-    def line(m: dict[str, Any]) -> str:
+    def line(m: JSONObject) -> str:
         return f"{m['id']}: {'[unread] ' if m['unread'] else ''}{m['date']} from {m['sender']}: {m['subject']}"
 
     @tool(domain=DOMAIN, tags={"network", "write"})

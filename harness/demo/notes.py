@@ -7,10 +7,11 @@ user calls a note, and telling them apart is one of the choices the chapters mea
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.text import tokenize
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -25,7 +26,7 @@ def make_tools(world: DemoWorld) -> list[Tool]:
             raise ValueError("A note needs a non-empty title.")
         return key
 
-    def find(title: str) -> dict[str, Any]:
+    def find(title: str) -> JSONObject:
         key = key_of(title)
         if key not in world.notes:
             raise ValueError(f"No note titled {title!r}; notes: {', '.join(repr(t) for t in world.notes)}.")

@@ -9,10 +9,11 @@ purpose: both talk about versions, and only one lists them all.
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.core.text import tokenize
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -21,17 +22,17 @@ DOMAIN = "packages"
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def find(package: str) -> dict[str, Any]:
+    def find(package: str) -> JSONObject:
         name = package.strip().lower()
         if name not in world.packages:
             close = difflib.get_close_matches(name, list(world.packages), n=1)
             raise ValueError(f"No package {package!r} in the index{f'; did you mean {close[0]!r}' if close else ''}.")
         return world.packages[name]
 
-    def latest(pkg: dict[str, Any]) -> dict[str, Any]:
+    def latest(pkg: JSONObject) -> JSONObject:
         return [r for r in pkg["releases"] if not r["yanked"]][-1]
 
-    def release(pkg: dict[str, Any], package: str, version: str | None) -> dict[str, Any]:
+    def release(pkg: JSONObject, package: str, version: str | None) -> JSONObject:
         if version is None:
             return latest(pkg)
         for r in pkg["releases"]:

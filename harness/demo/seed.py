@@ -9,7 +9,7 @@ its tests pass under real pytest except the one that documents issue #2.
 """
 from __future__ import annotations
 
-from typing import Any
+from harness.core.json_types import JSONObject
 
 #: The demo's "today", so calendar answers are the same on every run.
 TODAY = "2025-03-10"
@@ -280,7 +280,7 @@ def _page(title: str, body: str) -> str:
             f"<body>{nav}<main><h1>{title}</h1>{body}</main><footer>tally docs</footer></body></html>")
 
 
-WEB: dict[str, dict[str, Any]] = {
+WEB: dict[str, JSONObject] = {
     f"{DOCS}/": {"type": "text/html", "body": _page("tally documentation",
         "<p>tally summarises sales CSV files from the command line.</p><ul>"
         '<li><a href="/getting-started">Getting started</a></li>'
@@ -312,11 +312,11 @@ WEB: dict[str, dict[str, Any]] = {
 # --- the package index -------------------------------------------------------------------------
 
 
-def _rel(version: str, date: str, requires: dict[str, str] | None = None, yanked: bool = False) -> dict[str, Any]:
+def _rel(version: str, date: str, requires: dict[str, str] | None = None, yanked: bool = False) -> JSONObject:
     return {"version": version, "date": date, "requires": requires or {}, "yanked": yanked}
 
 
-PACKAGES: dict[str, dict[str, Any]] = {
+PACKAGES: dict[str, JSONObject] = {
     "quickcsv": {"summary": "Fast CSV reading and writing with type inference.", "license": "MIT",
                  "homepage": "https://quickcsv.example.test",
                  "releases": [_rel("1.4.2", "2023-06-01"), _rel("2.0.0", "2024-05-20", {"datewise": ">=1.1"}),
@@ -360,7 +360,7 @@ PACKAGES: dict[str, dict[str, Any]] = {
 
 # --- notes, chat, issues, calendar, email ------------------------------------------------------
 
-NOTES: dict[str, dict[str, Any]] = {
+NOTES: dict[str, JSONObject] = {
     "standup": {"content": "Yesterday: CLI entry point. Today: --since flag. Blocked: rounding bug (#2).",
                 "tags": ["daily"], "date": "2025-03-10"},
     "release checklist": {"content": "1. Run the tests\n2. Update docs/CHANGELOG.md\n3. Tag the release\n"
@@ -370,7 +370,7 @@ NOTES: dict[str, dict[str, Any]] = {
 }
 SCRATCHPAD = {"build_number": "41"}
 
-CHANNELS: dict[str, dict[str, Any]] = {
+CHANNELS: dict[str, JSONObject] = {
     "general": {"topic": "Company-wide announcements", "members": ["sam", "alice", "bob", "carol", "dana"],
                 "messages": [("dana", "2025-03-07 16:02", "Invoices for February go out on Monday."),
                              ("alice", "2025-03-10 08:55", "Office is closed on Friday afternoon.")]},
@@ -391,7 +391,7 @@ DIRECT_MESSAGES: dict[str, list[tuple[str, str, str]]] = {
     "bob": [("bob", "2025-03-10 08:40", "The report tests fail on main, is that known?")],
 }
 
-ISSUES: list[dict[str, Any]] = [
+ISSUES: list[JSONObject] = [
     {"title": "Parser drops the last row when the file has no trailing newline", "state": "open",
      "priority": "high", "labels": ["bug"], "assignee": "alice", "created": "2025-03-04",
      "body": "load_rows skips the final line of files written without a newline at the end."},
@@ -412,7 +412,7 @@ ISSUES: list[dict[str, Any]] = [
      "assignee": "alice", "created": "2025-03-06", "body": "Tag and announce 0.3.0."},
 ]
 
-EVENTS: list[dict[str, Any]] = [
+EVENTS: list[JSONObject] = [
     {"title": "Standup", "date": "2025-03-10", "time": "09:30", "duration_minutes": 15,
      "attendees": ["sam", "alice", "bob", "carol"]},
     {"title": "Design review: CSV export", "date": "2025-03-10", "time": "14:00", "duration_minutes": 60,
@@ -424,11 +424,11 @@ EVENTS: list[dict[str, Any]] = [
     {"title": "Release planning", "date": "2025-03-12", "time": "11:00", "duration_minutes": 45,
      "attendees": ["sam", "alice", "bob"]},
 ]
-REMINDERS: list[dict[str, Any]] = [
+REMINDERS: list[JSONObject] = [
     {"text": "Renew the TLS certificate for docs.example.test", "date": "2025-03-14", "time": "09:00"},
 ]
 
-EMAILS: list[dict[str, Any]] = [
+EMAILS: list[JSONObject] = [
     {"sender": "dana@example.test", "subject": "Invoice #2041 for February", "date": "2025-03-07 15:10",
      "unread": True, "body": "Hi Sam, the February invoice is attached: 1,240.00 EUR, due 2025-03-21. Dana"},
     {"sender": "sales@pebble.example.test", "subject": "Pricing update for 2025", "date": "2025-03-05 09:00",

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from harness.core.text import tokenize
 from harness.core.tools import Tool, tool
+from harness.core.json_types import JSON, JSONObject
 
 if TYPE_CHECKING:
     from harness.demo.world import DemoWorld
@@ -71,7 +72,7 @@ def read_page(html: str) -> _PageReader:
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def respond(url: str) -> tuple[int, dict[str, Any] | None]:
+    def respond(url: str) -> tuple[int, JSONObject | None]:
         url = url.strip()
         if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
             raise ValueError(f"{url!r} is not a URL; URLs start with http:// or https://.")
@@ -79,11 +80,11 @@ def make_tools(world: DemoWorld) -> list[Tool]:
         page = world.web.get(key)
         return (page.get("status", 200), page) if page else (404, None)
 
-    def headers(page: dict[str, Any] | None) -> dict[str, str]:
+    def headers(page: JSONObject | None) -> dict[str, str]:
         body = page["body"] if page else "Not Found"
         return {"content-type": page["type"] if page else "text/plain", "content-length": str(len(body.encode()))}
 
-    def page_or_error(url: str) -> dict[str, Any]:
+    def page_or_error(url: str) -> JSONObject:
         status, page = respond(url)
         if status != 200 or page is None:
             raise ValueError(f"{url} answered {status} {_REASONS.get(status, '')}".strip() + ".")
@@ -124,7 +125,7 @@ def make_tools(world: DemoWorld) -> list[Tool]:
         if not url.rstrip("/").endswith("/echo"):
             return {"url": url, "status": 405, "body": "Method Not Allowed"}
         try:
-            received: Any = json.loads(body)
+            received: JSON = json.loads(body)
         except json.JSONDecodeError:
             received = body
         return {"url": url, "status": 200, "body": {"received": received}}

@@ -17,13 +17,13 @@ import shutil
 import weakref
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from harness.demo import seed
 from harness.demo.repo import Files, InMemoryRepo
 from harness.demo import testrunner
 from harness.demo.testrunner import TestOutcome
 from harness.core.temp_folders import owned_temp_folder, remove_stale_folders
+from harness.core.json_types import JSONObject
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
 _PREFIX = "demo-world-"
@@ -59,9 +59,9 @@ class DemoWorld:
         files = self._seed_sandbox()
         for rel in seed.STAGED:
             self.repo.stage(rel, files)
-        self.web: dict[str, dict[str, Any]] = copy.deepcopy(seed.WEB)
-        self.packages: dict[str, dict[str, Any]] = copy.deepcopy(seed.PACKAGES)
-        self.notes: dict[str, dict[str, Any]] = copy.deepcopy(seed.NOTES)
+        self.web: dict[str, JSONObject] = copy.deepcopy(seed.WEB)
+        self.packages: dict[str, JSONObject] = copy.deepcopy(seed.PACKAGES)
+        self.notes: dict[str, JSONObject] = copy.deepcopy(seed.NOTES)
         self.scratchpad: dict[str, str] = dict(seed.SCRATCHPAD)
         self.channels = {name: {"topic": c["topic"], "members": list(c["members"]),
                                 "messages": [self.chat_message(*m) for m in c["messages"]]}
@@ -181,7 +181,7 @@ class DemoWorld:
             raise ValueError(f"Unknown person {handle!r}; people: {', '.join('@' + p for p in self.people)}.")
         return name
 
-    def channel(self, name: str) -> dict[str, Any]:
+    def channel(self, name: str) -> JSONObject:
         key = name.strip().lstrip("#").lower()
         if key not in self.channels:
             raise ValueError(f"No channel {name!r}; channels: {', '.join('#' + c for c in self.channels)}.")

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: lazily loads a class or function; each has its own type
     if name == "AnthropicProvider":
         from harness.providers.anthropic_provider import AnthropicProvider
 

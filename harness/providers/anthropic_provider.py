@@ -50,6 +50,7 @@ from harness.providers.models import DEFAULT_MODEL, PRICES, Price, model_info, p
 from harness.providers.settings import setting
 from harness.core.redaction import redact_secrets, redact_url_credentials, url_credentials
 from harness.core.tools import Tool
+from harness.core.json_types import JSONObject
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -128,7 +129,7 @@ def _api_message(err: anthropic.APIStatusError) -> str:
     message = getattr(err, "api_message", None)
     if not isinstance(message, str):
         body = err.body if isinstance(err.body, dict) else {}
-        inner: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
+        inner: JSONObject = body["error"] if isinstance(body.get("error"), dict) else body
         message = inner.get("message") if isinstance(inner.get("message"), str) else None
     return (message or str(err.body or "no details")).strip().rstrip(".")
 
@@ -146,7 +147,7 @@ def retry_after(err: anthropic.AnthropicError) -> float | None:
     return None
 
 
-def _tool_use_problem(block: dict[str, Any]) -> str | None:
+def _tool_use_problem(block: JSONObject) -> str | None:
     """What makes a tool_use block unusable (no id, no name, an input that is not an object), or None."""
     if block.get("type") != "tool_use":
         return None
@@ -216,7 +217,7 @@ class AnthropicProvider:
         response = await self.call(lambda client: client.messages.create(max_tokens=budget, **request))
         return self._turn(response)
 
-    def _turn(self, response: Any) -> ModelTurn:
+    def _turn(self, response: Any) -> ModelTurn:  # Any: the SDK's message object, parsed from the API's JSON
         """A checked response as a :class:`ModelTurn`; anything that is not a Messages API reply is a ProviderError."""
         content, usage = getattr(response, "content", None), getattr(response, "usage", None)
         if (not isinstance(response, anthropic.types.Message) or not isinstance(content, list)
@@ -268,10 +269,10 @@ class AnthropicProvider:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _request(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> dict[str, Any]:
+    def _request(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> JSONObject:
         if not len(transcript):
             raise ValueError("The transcript is empty: add a user message before calling the model.")
-        request: dict[str, Any] = {"model": self.model, "messages": transcript.to_api()}
+        request: JSONObject = {"model": self.model, "messages": transcript.to_api()}
         if system:
             request["system"] = system
         if tools:

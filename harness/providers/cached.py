@@ -19,23 +19,24 @@ import logging
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from harness.core.messages import Message, Transcript
-from harness.providers.base import ModelTurn, Usage
+from harness.providers.base import ModelTurn, Provider, Usage
 from harness.core.tools import Tool
+from harness.core.json_types import JSONObject
 
 log = logging.getLogger(__name__)
 _FIELDS = {"key", "message", "stop_reason", "usage", "model"}
 
 
 class CachedProvider:
-    def __init__(self, inner: Any, path: str | Path) -> None:
+    def __init__(self, inner: Provider, path: str | Path) -> None:
         self.inner = inner
         self.name = f"{inner.name} (cached)"
         self.path = Path(path)
         self.hits = self.misses = 0
-        self._cache: dict[str, dict[str, Any]] = {}
+        self._cache: dict[str, JSONObject] = {}
         self.damaged: list[str] = []  # one sentence per line that could not be read
         if self.path.exists():
             self._load()

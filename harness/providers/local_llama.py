@@ -62,6 +62,7 @@ from typing import Any, Callable, Sequence
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
 from harness.core.tools import Tool
+from harness.core.json_types import JSONObject
 
 #: The model ``scripts/real_model.sh`` installs, pinned by the sha256 of the assembled GGUF file.
 MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
@@ -282,7 +283,7 @@ class LocalLlamaServer:
         self._log.seek(0)
         return " | ".join(self._log.read().decode("utf-8", "replace").strip().splitlines()[-lines:])
 
-    def post(self, path: str, payload: dict[str, Any], timeout: float = 600.0) -> dict[str, Any]:
+    def post(self, path: str, payload: JSONObject, timeout: float = 600.0) -> JSONObject:
         """POST JSON to the server and return its JSON answer; a failure is one ProviderError sentence."""
         if self.process is None:
             raise ProviderError("The llama-server was closed; start a new LocalLlamaProvider.")
@@ -372,7 +373,7 @@ def step_grammar(names: Sequence[str]) -> str:
     )
 
 
-def call_margin(step: dict[str, Any]) -> float | None:
+def call_margin(step: JSONObject) -> float | None:
     """log P(best first token opening a call) − log P(best other first token), from one ``n_probs`` step."""
     call: list[float] = []
     other: list[float] = []
@@ -382,7 +383,7 @@ def call_margin(step: dict[str, Any]) -> float | None:
     return max(call) - max(other) if call and other else None
 
 
-def read_step(text: str, probs: list[dict[str, Any]], names: Sequence[str]) -> tuple[str | None, ToolChoice | None]:
+def read_step(text: str, probs: list[JSONObject], names: Sequence[str]) -> tuple[str | None, ToolChoice | None]:
     """The called tool and its name choice from a :func:`step_grammar` completion, or (None, None) for an answer."""
     found = _NAME.search(text)
     if found is None or not text.lstrip().startswith(_CALL_PIECES):
@@ -397,19 +398,19 @@ def read_step(text: str, probs: list[dict[str, Any]], names: Sequence[str]) -> t
     return tool, choice_margin(names, tool, probs[i:]) if seen == found.start(1) else ToolChoice(tool, None, None)
 
 
-def _tool_spec(t: Tool) -> dict[str, Any]:
+def _tool_spec(t: Tool) -> JSONObject:
     return {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
 
 
-def _chat_messages(system: str, transcript: Transcript) -> list[dict[str, Any]]:
+def _chat_messages(system: str, transcript: Transcript) -> list[JSONObject]:
     """The transcript in the chat format the server's template renders (OpenAI style)."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    out: list[JSONObject] = [{"role": "system", "content": system}]
     for m in transcript.messages:
         text = m.text
         calls = [b for b in m.content if isinstance(b, ToolCall)]
         results = [b for b in m.content if isinstance(b, ToolResult)]
         if m.role == "assistant":
-            item: dict[str, Any] = {"role": "assistant", "content": text}
+            item: JSONObject = {"role": "assistant", "content": text}
             if calls:
                 item["tool_calls"] = [{"id": c.id, "type": "function",
                                        "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in calls]
@@ -430,7 +431,7 @@ def name_grammar(names: Sequence[str]) -> str:
     return "root ::= (" + " | ".join(_gbnf_literal(n) for n in names) + ') "\\""'
 
 
-def choice_margin(names: Sequence[str], chosen: str, probs: list[dict[str, Any]]) -> ToolChoice:
+def choice_margin(names: Sequence[str], chosen: str, probs: list[JSONObject]) -> ToolChoice:
     """Find where the chosen name parts from the other shown names, and the log-probability gap there."""
     prefix = ""
     for step in probs:
@@ -459,7 +460,7 @@ class LocalLlamaProvider:
     """
 
     def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, may_answer: bool = True,
-                 **server_options: Any) -> None:
+                 **server_options: Any) -> None:  # Any: **kwargs forwarded unchanged to the server
         install = install or find_install()
         if install is None:
             raise ProviderError("The real model is not installed: run `make real-model` (about 10 minutes, once).")
@@ -494,7 +495,7 @@ class LocalLlamaProvider:
         return self._next_step(self.prompt(system, transcript, tools), [t.name for t in tools])
 
     def _next_step(self, prompt: str, names: Sequence[str]) -> StepChoice:
-        payload: dict[str, Any] = {"prompt": prompt, "temperature": 0, "n_predict": STEP_TOKENS, "n_probs": self.n_probs,
+        payload: JSONObject = {"prompt": prompt, "temperature": 0, "n_predict": STEP_TOKENS, "n_probs": self.n_probs,
                                    "cache_prompt": True}
         if names:  # with no tool shown there is nothing to call: the model answers
             payload["grammar"] = step_grammar(names)

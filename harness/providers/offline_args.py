@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any
+from typing import AbstractSet
 
 from harness.providers.offline_concepts import CONCEPTS
 from harness.core.steps import QUOTED, quoted_values
 from harness.core.text import STOP_WORDS, split_identifier, stem, tokenize
+from harness.core.json_types import JSON, JSONObject
 
 _URL = re.compile(r"https?://[^\s'\"<>),]+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -114,13 +115,13 @@ def _number(value: str, typ: str) -> int | float:
 
 def fill_arguments(
     request: str,
-    schema: dict[str, Any],
+    schema: JSONObject,
     *,
     tool_words: AbstractSet[str] = frozenset(),
     previous_result: str | None = None,
     context: str = "",
     tool_text: str = "",
-) -> dict[str, Any]:
+) -> JSONObject:
     """Arguments for ``schema`` taken from ``request`` (and the previous result, for long text).
 
     Required properties always get a value when any piece fits; optional ones only when the
@@ -133,10 +134,10 @@ def fill_arguments(
     earlier = extract(f"{context}\n{previous_result or ''}")
     for piece in ("paths", "urls", "channels", "people", "dates", "emails"):
         setattr(earlier, piece, list(reversed(getattr(earlier, piece))))
-    props: dict[str, Any] = schema.get("properties", {}) or {}
+    props: JSONObject = schema.get("properties", {}) or {}
     required = list(schema.get("required", []) or [])
     order = required + [n for n in props if n not in required]
-    args: dict[str, Any] = {}
+    args: JSONObject = {}
     keywords = [w for w in pieces.words if w.lower() not in tool_words]
     # For an identifier-like value (a package, a branch, a test name): the words that are
     # neither common vocabulary nor the tool's own words — "promptkit" in "show promptkit's info".
@@ -154,7 +155,7 @@ def fill_arguments(
         typ = spec.get("type", "string")
         kind = _kind(name)
         is_required = name in required
-        value: Any = None
+        value: JSON = None
         if "enum" in spec:
             lowered = request.lower()
             value = next((v for v in spec["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v.lower())}\b", lowered)), None)
