@@ -37,7 +37,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: lazily loads a class or function; each has its own type
     if name not in _EXPORTS:
         raise AttributeError(f"module 'harness.mcp' has no attribute {name!r}")
     return getattr(importlib.import_module(f"harness.mcp.{_EXPORTS[name]}"), name)

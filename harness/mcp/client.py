@@ -71,6 +71,7 @@ from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
 from harness.core.temp_folders import owned_temp_folder
 from harness.core.tools import Tool
+from harness.core.json_types import JSON
 
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
 #: A server that answers ``tools/list`` with more pages than this is treated as broken.
@@ -152,7 +153,7 @@ def one_line(error: BaseException) -> str:
 
 def _garbage_text(error: Exception) -> str:
     """The start of the line that was not an MCP message, as far as the parse error kept it."""
-    raw: Any = None
+    raw: JSON = None
     if isinstance(error, pydantic.ValidationError) and error.errors():
         raw = error.errors()[0].get("input")
     text = raw if isinstance(raw, str) else str(error).split("\n", 1)[0]
@@ -163,7 +164,7 @@ class _LenientToolList(pydantic.BaseModel):
     """A ``tools/list`` page whose entries are checked one by one instead of all or nothing."""
 
     model_config = pydantic.ConfigDict(extra="allow")
-    tools: list[Any] = []
+    tools: list[JSON] = []
     nextCursor: str | None = None  # noqa: N815 (the wire name)
 
 
@@ -297,7 +298,7 @@ class ServerConnection:
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
         self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: Any) -> None:  # Any: the SDK hands a responder, a notification or an exception
         """The session's message handler: a parse error is protocol garbage, which ends what waits;
         a ``tools/list_changed`` notice is passed on (the SDK calls this from its reading loop, so the
         callback must not wait for a reply itself)."""
@@ -382,7 +383,7 @@ class ServerConnection:
                 self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
 
-    async def call(self, raw_name: str, arguments: Mapping[str, Any]) -> tuple[str, bool]:
+    async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
         """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
         name, timeout = self.config.name, self.config.call_timeout
         session = self.session
@@ -412,7 +413,7 @@ class ServerConnection:
         return render_content(result, self.max_result_chars), bool(result.is_error)
 
 
-async def _finish_shielded(awaitable: asyncio.Future[Any]) -> bool:
+async def _finish_shielded(awaitable: asyncio.Future[Any]) -> bool:  # Any: a future of any result; only its end is awaited
     """Wait for ``awaitable`` even while being cancelled; True when a cancellation arrived meanwhile."""
     cancelled = False
     while not awaitable.done():
@@ -432,7 +433,7 @@ class MCPHub:
 
     def __init__(
         self,
-        config: MCPConfig | Mapping[str, Any] | str | os.PathLike[str],
+        config: MCPConfig | Mapping[str, JSON] | str | os.PathLike[str],
         *,
         log_dir: str | os.PathLike[str] | None = None,
         policy: DeferralPolicy = DeferralPolicy(),
@@ -582,7 +583,7 @@ class MCPHub:
     def _caller(conn: ServerConnection, raw_name: str) -> Callable[..., Awaitable[str]]:
         """The ``fn`` of an MCP tool: errors are raised, so the registry turns them into error results."""
 
-        async def call(**arguments: Any) -> str:
+        async def call(**arguments: JSON) -> str:
             text, is_error = await conn.call(raw_name, arguments)
             if is_error:
                 raise MCPCallError(text)
@@ -615,7 +616,7 @@ class MCPHub:
 
     # --- calls ------------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, call_id: str = "call") -> ToolResult:
+    async def call_tool(self, name: str, arguments: Mapping[str, JSON] | None = None, call_id: str = "call") -> ToolResult:
         """Call any enabled MCP tool (or ``search_tools``) by canonical name; failures are error results.
 
         This is the direct path for notebooks and tests; it does not check deferral. The agent

@@ -19,9 +19,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from harness.core.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
+from harness.core.json_types import JSON, JSONObject
 
 #: Seconds a server may take to start, initialize and list its tools.
 DEFAULT_STARTUP_TIMEOUT = 20.0
@@ -45,9 +46,9 @@ class _DuplicateKey(ValueError):
     """A JSON object names one key twice (``json`` would silently keep the last)."""
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, JSON]]) -> JSONObject:
     """``object_pairs_hook`` for :func:`json.loads` that refuses an object naming one key twice."""
-    seen: dict[str, Any] = {}
+    seen: JSONObject = {}
     for key, value in pairs:
         if key in seen:
             raise _DuplicateKey(key)
@@ -87,7 +88,7 @@ class MCPConfig:
         return [s for s in self.servers.values() if s.enabled]
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
@@ -100,7 +101,7 @@ def _expand(value: str, where: str, environ: Mapping[str, str]) -> str:
     return _VAR.sub(fill, value)
 
 
-def _string_list(value: Any, where: str) -> tuple[str, ...]:
+def _string_list(value: JSON, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         got = _type_name(value) if not isinstance(value, list) else "a list with " + ", ".join(
             sorted({_type_name(v) for v in value if not isinstance(v, str)}))
@@ -108,7 +109,7 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _seconds(value: Any, where: str, default: float) -> float:
+def _seconds(value: JSON, where: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
@@ -117,7 +118,7 @@ def _seconds(value: Any, where: str, default: float) -> float:
     return float(value)
 
 
-def _flag(value: Any, where: str, default: bool | None) -> bool | None:
+def _flag(value: JSON, where: str, default: bool | None) -> bool | None:
     if value is None:
         return default
     if not isinstance(value, bool):
@@ -125,7 +126,7 @@ def _flag(value: Any, where: str, default: bool | None) -> bool | None:
     return value
 
 
-def parse_server(name: str, spec: Any, environ: Mapping[str, str]) -> ServerConfig:
+def parse_server(name: str, spec: JSON, environ: Mapping[str, str]) -> ServerConfig:
     """One ``mcpServers`` entry as a :class:`ServerConfig`, or :class:`MCPConfigError`."""
     where = f"mcpServers.{name}"
     if not name or not isinstance(name, str):
@@ -173,7 +174,7 @@ def parse_server(name: str, spec: Any, environ: Mapping[str, str]) -> ServerConf
     )
 
 
-def read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
+def read_source(source: Mapping[str, JSON] | str | os.PathLike[str]) -> JSON:
     """The config's raw data: a mapping as given, or a file's JSON (a one-sentence error if it is not)."""
     if isinstance(source, Mapping):
         return source
@@ -207,7 +208,7 @@ def read_source(source: Mapping[str, Any] | str | os.PathLike[str]) -> Any:
 
 
 def load_config(
-    source: MCPConfig | Mapping[str, Any] | str | os.PathLike[str],
+    source: MCPConfig | Mapping[str, JSON] | str | os.PathLike[str],
     environ: Mapping[str, str] | None = None,
 ) -> MCPConfig:
     """A checked config from a dict, a JSON string or a path to a JSON file.

@@ -18,10 +18,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.mcp.servers import WORKBOOK_SERVERS, server_entry
 from harness.core.places import located
+from harness.core.json_types import JSONObject
 
 #: Environment variable naming the folder where ``npm ci`` installed the pinned Node servers
 #: (the workbook's ``mcp_servers/node``, found from the working folder up when it is not set).
@@ -46,7 +46,7 @@ NODE_SERVERS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
 class Landscape:
     """A ready-to-use ``{"mcpServers": ...}`` config and what had to be left out, in sentences."""
 
-    config: dict[str, Any]
+    config: JSONObject
     sandbox: Path
     skipped: list[str] = field(default_factory=list)
 
@@ -118,7 +118,7 @@ def landscape_config(
     ``node_dir`` is where the Node servers were installed (default: :func:`default_node_dir`).
     """
     root = prepare_sandbox(sandbox)
-    servers: dict[str, Any] = {}
+    servers: JSONObject = {}
     skipped: list[str] = []
     if include_workbook:
         servers.update({name: server_entry(name) for name in WORKBOOK_SERVERS})

@@ -12,7 +12,7 @@ the harness's side-effect tags; they are hints from an untrusted party, not guar
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 import mcp.types as mcp_types
 
@@ -52,7 +52,7 @@ def build_mcp_tool(
     definition: mcp_types.Tool,
     server: str,
     name: str,
-    call: Callable[..., Awaitable[Any]],
+    call: Callable[..., Awaitable[object]],
 ) -> MCPTool:
     """The harness tool for one ``tools/list`` entry; ``call(**arguments)`` runs it on the server."""
     return MCPTool(

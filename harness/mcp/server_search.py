@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Collection, Sequence
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.core.tools import Tool
 from harness.providers.base import Usage
+from harness.core.json_types import JSONObject
 
 if TYPE_CHECKING:
     from harness.mcp.client import MCPHub
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 BM25_SEARCH_TOOL: dict[str, str] = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 
 
-def deferred_tools_param(tools: Sequence[Tool], loaded: Collection[str] = ()) -> list[dict[str, Any]]:
+def deferred_tools_param(tools: Sequence[Tool], loaded: Collection[str] = ()) -> list[JSONObject]:
     """The ``tools`` parameter: the search tool, then every tool deferred unless its name is in ``loaded``.
 
     The search tool itself is never deferred, which keeps the API's rule that at least one
@@ -52,7 +53,7 @@ class ServerSearchRun:
     stopped: str  # the last stop_reason, or "max_turns"
     searches: list[str] = field(default_factory=list)  # queries Claude sent to the search tool
     found: list[list[str]] = field(default_factory=list)  # tool names each search returned
-    calls: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # (tool, input, succeeded)
+    calls: list[tuple[str, JSONObject, bool]] = field(default_factory=list)  # (tool, input, succeeded)
     usage: list[Usage] = field(default_factory=list)  # per request, as the API billed it
 
     @property
@@ -64,7 +65,7 @@ class ServerSearchRun:
         return [u.output_tokens for u in self.usage]
 
 
-def _record_search_blocks(blocks: list[dict[str, Any]], run: ServerSearchRun) -> None:
+def _record_search_blocks(blocks: list[JSONObject], run: ServerSearchRun) -> None:
     for block in blocks:
         if block["type"] == "server_tool_use" and block.get("name") == BM25_SEARCH_TOOL["name"]:
             run.searches.append(str(block.get("input", {}).get("query", "")))
@@ -85,9 +86,8 @@ async def run_with_server_search(
     """One request on Claude with every MCP tool of ``hub`` deferred behind the API's BM25 tool search."""
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
-    # Any: the request is JSON as the API reads it; the SDK's typed params do not name every server-tool block
-    tools: list[Any] = deferred_tools_param(list(hub.tools.values()))
-    messages: list[Any] = [{"role": "user", "content": user_message}]
+    tools: list[Any] = deferred_tools_param(list(hub.tools.values()))  # Any: JSON for the API; the SDK's typed params lack the server-tool blocks
+    messages: list[Any] = [{"role": "user", "content": user_message}]  # Any: JSON for the API, as above
     run = ServerSearchRun("", "max_turns")
     for _ in range(max_turns):
         response = await provider.call(lambda client: client.messages.create(

@@ -35,7 +35,7 @@ class StatusRow:
     startup_seconds: float | None
     flags: tuple[str, ...]  # "tool: reason" for descriptions that address the model
 
-    def cells(self) -> tuple[Any, ...]:
+    def cells(self) -> tuple[object, ...]:
         startup = f"{self.startup_seconds:.1f} s" if self.startup_seconds is not None else "-"
         # Names and reasons come from config files and servers: shown escaped, one line each.
         return (printable(self.server, keep_newlines=False), self.state, self.loaded, self.deferred, self.disabled,
@@ -96,7 +96,7 @@ def status_html(status: SessionStatus) -> str:
     return table(HEADERS, [r.cells() for r in status.rows]) + summary + (f"<ul>{flags}</ul>" if flags else "")
 
 
-def status_widget(hub: MCPHub) -> Any:
+def status_widget(hub: MCPHub) -> Any:  # Any: an ipywidgets box; ipywidgets ships no type hints
     """An ipywidgets view of :func:`session_status` with a refresh button."""
     import ipywidgets as widgets
 

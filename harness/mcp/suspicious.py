@@ -50,10 +50,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from harness.core.rates import Rate
 from harness.core.tools import Tool
+from harness.core.json_types import JSON, JSONObject
 
 #: Poisoned descriptions with their attack class, source and split (package data, so it installs).
 CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
@@ -492,7 +493,7 @@ def flag_suspicious(description: str) -> list[str]:
     return flags
 
 
-def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
+def _schema_descriptions(schema: JSON, path: str = "") -> list[tuple[str, str]]:
     """(parameter path, text) for every description nested in a JSON Schema, and each parameter's name."""
     found: list[tuple[str, str]] = []
     if isinstance(schema, dict):
@@ -512,7 +513,7 @@ def _schema_descriptions(schema: Any, path: str = "") -> list[tuple[str, str]]:
     return found
 
 
-def flag_definition(description: str, input_schema: Any) -> list[str]:
+def flag_definition(description: str, input_schema: JSON) -> list[str]:
     """Flags for a tool's description and for every parameter name and description in its schema (each once:
     a schema's ``anyOf`` branches often repeat a parameter)."""
     flags = flag_suspicious(description)
@@ -567,7 +568,7 @@ def flag_tool(t: Tool, others: Iterable[Tool | str] = ()) -> list[str]:
     return name_flags + flag_definition(t.description, t.input_schema)
 
 
-def poisoning_corpus() -> list[dict[str, Any]]:
+def poisoning_corpus() -> list[JSONObject]:
     """The poisoned descriptions Chapter 5 measures recall on: id, round, split, attack_class, source, text.
 
     Rows were written in rounds. A round's ``heldout`` rows were written before that round's rules
@@ -579,7 +580,7 @@ def poisoning_corpus() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def fresh_rewordings() -> list[dict[str, Any]]:
+def fresh_rewordings() -> list[JSONObject]:
     """Rewordings written after the rules were frozen: id, poisoned, intent, written_after (the frozen
     commit), text. They are scored as they stand; no rule was changed after they were first run."""
     lines = FRESH_FILE.read_text(encoding="utf-8").splitlines()
@@ -622,7 +623,7 @@ class DetectorReport:
         return "\n".join(lines)
 
 
-def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorReport:
+def measure_detector(real: Iterable[tuple[str, str, JSON]] = ()) -> DetectorReport:
     """Measure the detector: recall on :func:`poisoning_corpus`, false positives on ``real``
     definitions given as (id, description, input_schema) — tools presumed clean."""
     corpus = poisoning_corpus()
@@ -639,7 +640,7 @@ def measure_detector(real: Iterable[tuple[str, str, Any]] = ()) -> DetectorRepor
     poisoned = [row for row in fresh if row["poisoned"]]
     benign = [row for row in fresh if not row["poisoned"]]
 
-    def rate(rows: list[dict[str, Any]]) -> Rate:
+    def rate(rows: list[JSONObject]) -> Rate:
         return Rate(sum(caught[row["id"]] for row in rows), len(rows))
 
     return DetectorReport(

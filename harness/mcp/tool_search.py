@@ -25,6 +25,6 @@ def mcp_names(t: Tool) -> set[str]:
     return {n.lower() for n in names}
 
 
-def mcp_search(loaded: Sequence[Tool], deferred: Sequence[Tool], **options: Any) -> ToolSearch:
+def mcp_search(loaded: Sequence[Tool], deferred: Sequence[Tool], **options: Any) -> ToolSearch:  # Any: forwarded unchanged to ToolSearch
     """Chapter 4's search over MCP tools, matching each exactly by any of :func:`mcp_names`."""
     return ToolSearch(loaded, deferred, names_of=mcp_names, **options)

@@ -11,11 +11,11 @@ proxy's ``call_tool``. Nothing here talks to an upstream server: every call cros
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from harness.mcp.client import MCPCallError, MCPHub
 from harness.mcp.proxy.server import CALL, SEARCH
 from harness.core.tools import Tool
+from harness.core.json_types import JSON, JSONObject
 
 
 class ProxyTools:
@@ -34,23 +34,23 @@ class ProxyTools:
                            fn=self._search, tags=frozenset({"discovery"}))
         self.calls: list[str] = []  # every tool run through the proxy's call_tool, in order
 
-    async def _send(self, name: str, arguments: dict[str, Any]) -> str:
+    async def _send(self, name: str, arguments: JSONObject) -> str:
         result = await self.hub.call_tool(name, arguments)
         if result.is_error:
             raise MCPCallError(result.content)
         return result.content
 
-    async def _search(self, **arguments: Any) -> str:
+    async def _search(self, **arguments: JSON) -> str:
         text = await self._send(self.search_name, arguments)
         for match in json.loads(text).get("matches", []):
             if match.get("callable", True) and match["name"] not in self.found:
                 self.found[match["name"]] = self._tool(match)
         return text
 
-    def _tool(self, match: dict[str, Any]) -> Tool:
+    def _tool(self, match: JSONObject) -> Tool:
         name = match["name"]
 
-        async def run(**arguments: Any) -> str:
+        async def run(**arguments: JSON) -> str:
             self.calls.append(name)
             return await self._send(self.call_name, {"name": name, "arguments": arguments})
 

@@ -28,6 +28,7 @@ from harness.core.tokens import tools_tokens
 from harness.core.tools import Tool
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import best_retriever
+from harness.core.json_types import JSON, JSONObject
 
 #: Requests a user of the landscape's servers might make; each is searched :data:`REPEATS` times.
 QUERIES = (
@@ -92,7 +93,7 @@ def serve_parameters(config_path: str | Path, *extra_args: str, env: Mapping[str
                                  env={**passed, **(env or {})})
 
 
-def as_tool(definition: Any) -> Tool:
+def as_tool(definition: Any) -> Tool:  # Any: the SDK's listed tool (mcp.types.Tool)
     """A listed MCP tool as a harness tool, so its tokens are counted as every other schema is."""
     return Tool(name=definition.name, description=definition.description or "", input_schema=dict(definition.input_schema))
 
@@ -118,7 +119,7 @@ def _text(item: object) -> str:
     raise RuntimeError(f"The proxy answered with {type(item).__name__} where text was expected.")
 
 
-async def until_indexed(session: ClientSession, timeout: float = 600.0) -> dict[str, Any]:
+async def until_indexed(session: ClientSession, timeout: float = 600.0) -> JSONObject:
     """The proxy's status once its own retriever's index is in use (meanwhile its searches use fielded BM25)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -149,7 +150,7 @@ async def search_latency(session: ClientSession, queries: Sequence[str] = QUERIE
     return Latency(tuple(passes[0]), tuple(t for p in passes[1:] for t in p), deferred)
 
 
-async def direct_connection(config: Mapping[str, Any]) -> Connection:
+async def direct_connection(config: Mapping[str, JSON]) -> Connection:
     """Every enabled tool of ``config`` as a client connecting to each server directly would be given them."""
     began = time.perf_counter()
     async with MCPHub(config) as hub:
@@ -191,7 +192,7 @@ class ProxyFigures:
         return out + list(self.skipped)
 
 
-async def measure(config: Mapping[str, Any], *, retriever: str | None = None, catalog: str | Path | None = None,
+async def measure(config: Mapping[str, JSON], *, retriever: str | None = None, catalog: str | Path | None = None,
                   skipped: Sequence[str] = ()) -> ProxyFigures:
     """Connect to ``config`` directly and through ``harness serve``; time searches; with ``catalog`` too."""
     retriever = retriever or best_retriever()

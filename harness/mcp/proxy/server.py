@@ -40,7 +40,7 @@ import os
 import shutil
 import signal
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence, cast
+from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence, cast
 
 import anyio
 import mcp.types as types
@@ -63,6 +63,7 @@ from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.named import check_name, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
+from harness.core.json_types import JSON, JSONObject
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def proxy_name(canonical: str) -> str:
     return canonical[len(PREFIX):] if canonical.startswith(PREFIX) else canonical
 
 
-def split_always_load(source: Any) -> tuple[dict[str, Any], dict[str, frozenset[str] | None]]:
+def split_always_load(source: Mapping[str, JSON] | str | os.PathLike[str]) -> tuple[JSONObject, dict[str, frozenset[str] | None]]:
     """The config without ``alwaysLoad`` fields (for :class:`MCPHub`), and each server's always-loaded names.
 
     ``alwaysLoad: true`` becomes ``deferLoading: false`` (every tool of that server listed; the map
@@ -127,7 +128,7 @@ def split_always_load(source: Any) -> tuple[dict[str, Any], dict[str, frozenset[
     data = read_source(source)
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), dict):
         return data, {}  # load_config says what is wrong with it
-    servers: dict[str, Any] = {}
+    servers: JSONObject = {}
     always: dict[str, frozenset[str] | None] = {}
     for name, spec in data["mcpServers"].items():
         if not isinstance(spec, dict) or "alwaysLoad" not in spec:
@@ -196,7 +197,7 @@ class ToolProxy:
         self.encoder = encoder or Encoder()  # one encoder, so re-indexing counts what it embeds
         self.extra, self._extra_records = catalog_tools(extra)
         self.reindexed = 0  # how many times the catalog was rebuilt after list_changed
-        self.listeners: list[Any] = []  # async callables run after a re-index (the server's list_changed)
+        self.listeners: list[Callable[[], Awaitable[None]]] = []  # async callables run after a re-index (the server's list_changed)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._stale: set[str] = set()  # servers whose tools changed since their re-list began
         # Searches run in one thread and embedding in another, so neither holds the event loop's calls
@@ -315,7 +316,7 @@ class ToolProxy:
 
     # --- the two tools ----------------------------------------------------------------------
 
-    def search_tools(self, query: Any, limit: Any = DEFAULT_LIMIT) -> str:
+    def search_tools(self, query: JSON, limit: JSON = DEFAULT_LIMIT) -> str:
         """The ``search_tools`` result: JSON with each match's name, one-line description and input schema.
 
         A query longer than :data:`MAX_QUERY_CHARS` is searched by its start (the note says so),
@@ -327,9 +328,9 @@ class ToolProxy:
         cut_note = f" The query was searched by its first {MAX_QUERY_CHARS:,} characters." if cut else ""
         return search.answer(query, found, cut_note)
 
-    def _entry(self, t: Tool) -> dict[str, Any]:
+    def _entry(self, t: Tool) -> JSONObject:
         """What a match shows a client besides its name: one-line description, input schema, any warning."""
-        entry: dict[str, Any] = {"description": t.summary, "input_schema": dict(t.input_schema)}
+        entry: JSONObject = {"description": t.summary, "input_schema": dict(t.input_schema)}
         flags = self._flags(t)
         if flags:
             entry["warning"] = poisoning_warning(flags)
@@ -337,7 +338,7 @@ class ToolProxy:
             entry["callable"] = False
         return entry
 
-    async def asearch_tools(self, query: Any, limit: Any = DEFAULT_LIMIT) -> tuple[str, bool]:
+    async def asearch_tools(self, query: JSON, limit: JSON = DEFAULT_LIMIT) -> tuple[str, bool]:
         """(text, is_error) of :meth:`search_tools`, run in the search thread so calls are routed meanwhile."""
         try:
             return await asyncio.get_running_loop().run_in_executor(self._worker, self.search_tools, query, limit), False
@@ -352,7 +353,7 @@ class ToolProxy:
             return self.by_name[proxy_name(name)]
         return next((t for t in self.by_name.values() if isinstance(t, MCPTool) and t.identity == name), None)
 
-    async def call_tool(self, name: Any, arguments: Any = None) -> tuple[str, bool]:
+    async def call_tool(self, name: JSON, arguments: JSON = None) -> tuple[str, bool]:
         """(text, is_error) of running ``name``; every failure is an error result with its reason."""
         if not isinstance(name, str) or not name.strip():
             return "call_tool needs the name of a tool (search_tools finds them).", True
@@ -381,7 +382,7 @@ class ToolProxy:
 
     # --- status -----------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JSONObject:
         """The status resource: each server, what it costs, what is listed, deferred, disabled or flagged."""
         s = session_status(self.hub)
 
@@ -391,7 +392,7 @@ class ToolProxy:
 
         indexing = self._building is not None
 
-        def index(server: str) -> dict[str, Any]:
+        def index(server: str) -> JSONObject:
             tools = sum(t.server == server for t in cast("list[MCPTool]", self.search.deferred))
             state = "indexing" if indexing else "indexed" if tools else "nothing indexed"
             return {"state": state, "tools": tools, "retriever": self.indexed_by}
@@ -459,7 +460,7 @@ class ToolProxy:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
+def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:  # Any: the SDK's low-level Server, imported only when a proxy is served
     """The MCP server (the SDK's low-level ``Server``) in front of ``proxy``.
 
     ``proxy`` may be a future: the server then answers ``initialize`` at once, and every other
@@ -469,9 +470,9 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
 
     # One entry per connected client, dropped when it disconnects. The SDK makes a session object per
     # request; the connection behind them is the client (mcp 2.x keeps it in ``_connection``).
-    connections: list[Any] = []
+    connections: list[Any] = []  # Any: the SDK's connection objects (its private ``_connection``)
 
-    def remember(ctx: Any) -> None:
+    def remember(ctx: Any) -> None:  # Any: the SDK's request context
         connection = getattr(ctx.session, "_connection", None)
         if connection is not None and connection not in connections:
             connections.append(connection)
@@ -484,7 +485,7 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
             except Exception as exc:  # one client that went away must not keep the others uninformed
                 log.warning("list_changed to a client failed: %s", exc)
 
-    async def ready(ctx: Any) -> ToolProxy:
+    async def ready(ctx: Any) -> ToolProxy:  # Any: the SDK's request context
         remember(ctx)
         return proxy if isinstance(proxy, ToolProxy) else await asyncio.shield(proxy)
 
@@ -497,10 +498,10 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
 
         proxy.add_done_callback(listen)
 
-    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:  # Any: the SDK's request context
         return types.ListToolsResult(tools=(await ready(ctx)).listed_tools())
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:  # Any: the SDK's request context
         p = await ready(ctx)
         args = dict(params.arguments or {})
         if params.name == SEARCH:
@@ -513,12 +514,12 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:
                            (f"'{shown(params.name)}' is not listed here; find it with search_tools and run it with call_tool.", True))
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
 
-    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:  # Any: the SDK's request context
         return types.ListResourcesResult(resources=[types.Resource(
             uri=STATUS_URI, name="status", mime_type="application/json",
             description="The proxy's upstream servers: state, tool counts, failures, flagged descriptions.")])
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:  # Any: the SDK's request context
         if str(params.uri) != STATUS_URI:
             raise ValueError(f"No resource {shown(str(params.uri))}; this proxy has {STATUS_URI}.")
         status = (await ready(ctx)).status()
@@ -581,7 +582,7 @@ def ended_by_signals(hub: MCPHub, folders: Sequence[str | os.PathLike[str]] = ()
             loop.remove_signal_handler(sig)
 
 
-async def _answer_unreadable_lines(read: Any, write: Any, to_server: Any) -> None:
+async def _answer_unreadable_lines(read: Any, write: Any, to_server: Any) -> None:  # Any: the SDK's stdio streams
     """Pass the client's messages to the server; answer (or repair) each line the SDK could not read."""
     async with to_server:
         try:
@@ -595,7 +596,7 @@ async def _answer_unreadable_lines(read: Any, write: Any, to_server: Any) -> Non
             pass  # the server has stopped: nobody is left to answer
 
 
-async def serve(config: Any, *, retriever: str | None = None, extra: Sequence[CatalogTool] = (),
+async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retriever: str | None = None, extra: Sequence[CatalogTool] = (),
                 threshold_tokens: int = 0, environ: Mapping[str, str] | None = None,
                 folders: Sequence[str | os.PathLike[str]] = ()) -> None:
     """Run the proxy over stdio until the client closes it (or SIGTERM/SIGINT); every upstream server is stopped after.
@@ -643,7 +644,7 @@ async def serve(config: Any, *, retriever: str | None = None, extra: Sequence[Ca
     with ended_by_signals(hub, folders):
         try:
             async with stdio_server() as (read, write):
-                to_server, from_client = anyio.create_memory_object_stream[Any](0)
+                to_server, from_client = anyio.create_memory_object_stream[Any](0)  # Any: the SDK's stream items
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_answer_unreadable_lines, read, write, to_server)
                     await server.run(from_client, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import mcp.types as types
 import pydantic
 
+from harness.core.json_types import JSON
 from harness.mcp.client import one_line
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -24,7 +24,7 @@ _ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 ID_SCAN_CHARS = 100_000
 
 
-def unread_input(error: Exception) -> Any:
+def unread_input(error: Exception) -> JSON:
     """The line the SDK failed to read (or the JSON it parsed from it), as its validation error kept it."""
     for problem in error.errors() if isinstance(error, pydantic.ValidationError) else ():
         raw = problem.get("input")  # the whole line for bad JSON; the message for a field it lacks
@@ -51,7 +51,7 @@ def top_level_id(line: str) -> int | str | None:
     return None
 
 
-def _request_id(data: Any) -> int | str | None:
+def _request_id(data: JSON) -> int | str | None:
     rid = data.get("id") if isinstance(data, dict) else None
     return rid if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from harness.core.json_types import JSON, JSONObject
 
 #: The folder Python imported ``harness`` from (site-packages, or a checkout on PYTHONPATH): servers
 #: start there, so ``python -m`` finds the same package (a server's environment carries no PYTHONPATH).
@@ -22,13 +22,13 @@ _IMPORT_ROOT = str(Path(__file__).resolve().parents[3])
 WORKBOOK_SERVERS = ("notes", "tickets", "calendar", "team_chat")
 
 
-def server_entry(module: str, *args: str, **options: Any) -> dict[str, Any]:
+def server_entry(module: str, *args: str, **options: JSON) -> JSONObject:
     """The ``mcpServers`` entry that runs ``harness.mcp.servers.<module>`` with this Python."""
     entry = {"command": sys.executable, "args": ["-m", f"harness.mcp.servers.{module}", *args], "cwd": _IMPORT_ROOT}
     return {**entry, **options}
 
 
-def workbook_servers_config(names: tuple[str, ...] = WORKBOOK_SERVERS) -> dict[str, Any]:
+def workbook_servers_config(names: tuple[str, ...] = WORKBOOK_SERVERS) -> JSONObject:
     """``{"mcpServers": ...}`` for the workbook's own servers."""
     unknown = [n for n in names if n not in WORKBOOK_SERVERS]
     if unknown:

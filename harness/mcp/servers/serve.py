@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,6 +24,9 @@ from mcp.types import ToolAnnotations
 
 from harness.core.registry import render_result
 from harness.core.tools import Tool
+
+if TYPE_CHECKING:
+    from harness.demo.world import DemoWorld
 
 
 def annotations_for(t: Tool) -> ToolAnnotations:
@@ -41,7 +44,7 @@ def _served(t: Tool) -> ServedTool:
     assert fn is not None, f"tool {t.name!r} has no function to serve"
 
     @functools.wraps(fn)  # keeps the signature, which MCPServer validates arguments with
-    def run(*args: Any, **kwargs: Any) -> str:
+    def run(*args: Any, **kwargs: Any) -> str:  # Any: forwarded unchanged to the tool's function
         try:
             return render_result(fn(*args, **kwargs))
         except (ValueError, LookupError) as exc:
@@ -58,7 +61,7 @@ def serve_tools(name: str, tools: Sequence[Tool], *, instructions: str, version:
                      log_level="WARNING")
 
 
-def run_demo_server(name: str, make_tools: Callable[[Any], list[Tool]], instructions: str) -> None:
+def run_demo_server(name: str, make_tools: Callable[["DemoWorld"], list[Tool]], instructions: str) -> None:
     """Run one domain of a fresh demo world (seeded, in a temp folder) as an MCP server over stdio."""
     from harness.demo.world import DemoWorld  # the world imports the whole demo; only servers need it
 
