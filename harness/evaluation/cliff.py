@@ -24,19 +24,24 @@ import statistics
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.core.rates import bootstrap_interval
 from harness.core.tokens import tool_tokens
 from harness.core.tools import Tool
 from harness.core.messages import Transcript
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+from harness.demo.labels import LabelledQuery
+from harness.core.json_types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from harness.providers.base import Provider
 
 #: What a sweep asks the model: given a request and the tools shown, which tool (and arguments)?
-Pick = tuple[Union[str, None], dict[str, Any]]
+Pick = tuple[Union[str, None], JSONObject]
 Chooser = Callable[[str, Sequence[Tool]], Union[Pick, Awaitable[Pick]]]
 #: ... or also the margin over the best rival, and that rival (a model that reports its log-probabilities)
-MarginPick = tuple[Union[str, None], dict[str, Any], Union[float, None], Union[str, None]]
+MarginPick = tuple[Union[str, None], JSONObject, Union[float, None], Union[str, None]]
 MarginChooser = Callable[[str, Sequence[Tool]], Union[Pick, MarginPick, Awaitable[Union[Pick, MarginPick]]]]
 
 DEFAULT_NS = (5, 10, 20, 30, 50, 75, 100)
@@ -73,8 +78,8 @@ class Trial:
     seed: int
     gold: str
     chosen: str | None
-    args_expected: dict[str, Any] | None
-    args_given: dict[str, Any]
+    args_expected: JSONObject | None
+    args_given: JSONObject
     tokens: int
     confusable_shown: bool
     margin: float | None = None  # a real model's log-probability margin over the best rival tool
@@ -96,9 +101,9 @@ class Trial:
         return "right"
 
 
-def arguments_match(expected: dict[str, Any], given: dict[str, Any]) -> bool:
+def arguments_match(expected: JSONObject, given: JSONObject) -> bool:
     """Every expected argument present with the same value (strings compared loosely)."""
-    def norm(v: Any) -> Any:
+    def norm(v: JSON) -> JSON:
         return v.strip().strip("#@").lower() if isinstance(v, str) else v
     return all(k in given and norm(given[k]) == norm(v) for k, v in expected.items())
 
@@ -124,7 +129,7 @@ def partner_map(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 async def selection_accuracy_sweep(
     choose: Chooser,
     tools: Sequence[Tool],
-    queries: Sequence[Any],
+    queries: Sequence[LabelledQuery],
     ns: Iterable[int] = DEFAULT_NS,
     seeds: Iterable[int] = (0, 1, 2),
     confusable_pairs: Iterable[tuple[str, str]] = (),
@@ -190,7 +195,7 @@ def failure_kinds(trials: Sequence[Trial]) -> dict[int, dict[str, int]]:
     return out
 
 
-def provider_chooser(provider: Any, system: str = "Pick the one tool that serves the request and call it.") -> Chooser:
+def provider_chooser(provider: Provider, system: str = "Pick the one tool that serves the request and call it.") -> Chooser:
     """A chooser that asks any provider (offline stand-in or Claude): one request, the tools shown, the first call."""
     async def choose(query: str, shown: Sequence[Tool]) -> Pick:
         transcript = Transcript()
@@ -211,7 +216,7 @@ class ToolList:
 
     n: int
     tools: tuple[Tool, ...]
-    queries: tuple[Any, ...]
+    queries: tuple[LabelledQuery, ...]
 
 
 def _components(names: Sequence[str], partners: dict[str, list[str]]) -> list[list[str]]:
@@ -233,7 +238,7 @@ def _components(names: Sequence[str], partners: dict[str, list[str]]) -> list[li
     return groups
 
 
-def fixed_lists(pool: Sequence[Tool], queries: Sequence[Any], n: int, *, seed: int = 0,
+def fixed_lists(pool: Sequence[Tool], queries: Sequence[LabelledQuery], n: int, *, seed: int = 0,
                 confusable_pairs: Iterable[tuple[str, str]] = ()) -> list[ToolList]:
     """A few fixed lists of ``n`` tools that together hold every request's gold tool once.
 
@@ -279,7 +284,7 @@ def fixed_lists(pool: Sequence[Tool], queries: Sequence[Any], n: int, *, seed: i
 async def fixed_list_sweep(
     choose: MarginChooser,
     pool: Sequence[Tool],
-    queries: Sequence[Any],
+    queries: Sequence[LabelledQuery],
     ns: Iterable[int],
     *,
     seed: int = 0,
@@ -339,7 +344,7 @@ def accuracy_with_interval(trials: Sequence[Trial], *, seed: int = 0) -> list[Ra
     return points
 
 
-def trials_of_kind(trials: Sequence[Trial], queries: Sequence[Any], kind: str,
+def trials_of_kind(trials: Sequence[Trial], queries: Sequence[LabelledQuery], kind: str,
                    confusable_pairs: Iterable[tuple[str, str]] = ()) -> list[Trial]:
     """The trials of one kind of request: 'literal', 'paraphrase', or 'confusable' (gold tool has a partner)."""
     if kind == "confusable":
@@ -366,7 +371,7 @@ def separated(a: RatePoint, b: RatePoint) -> bool:
 REQUEST_KINDS = ("all", "literal", "paraphrase", "confusable")
 
 
-def curves_by_kind(trials: Sequence[Trial], queries: Sequence[Any],
+def curves_by_kind(trials: Sequence[Trial], queries: Sequence[LabelledQuery],
                    confusable_pairs: Iterable[tuple[str, str]] = ()) -> dict[str, list[RatePoint]]:
     """Accuracy with intervals for all requests and for each kind apart (see :func:`trials_of_kind`)."""
     pairs = list(confusable_pairs)
@@ -433,7 +438,7 @@ ARGUMENTS_FILE = "real_model_arguments.json"
 ARGUMENTS_N = 10
 
 
-async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str, Any], list[Trial]]:
+async def argument_sweep(provider: Provider, n: int = ARGUMENTS_N) -> tuple[JSONObject, list[Trial]]:
     """The real model calls the tool *with arguments* for every labelled request whose gold tool has a
     confusable partner, in Chapter 1's fixed list of ``n`` demo tools (the partner always shown).
 
@@ -455,14 +460,14 @@ async def argument_sweep(provider: Any, n: int = ARGUMENTS_N) -> tuple[dict[str,
 _ARG_FIELDS = ("qid", "n", "seed", "gold", "chosen", "args_given", "tokens", "confusable_shown")
 
 
-def write_trials(path: str | Path, meta: dict[str, Any], trials: Sequence[Trial], fields: Sequence[str]) -> None:
+def write_trials(path: str | Path, meta: JSONObject, trials: Sequence[Trial], fields: Sequence[str]) -> None:
     """Save trials as ``{"meta", "fields", "trials": rows}`` (compact: one list per trial)."""
     rows = [[asdict(t)[k] for k in fields] for t in trials]
     Path(path).write_text(json.dumps({"meta": meta, "fields": list(fields), "trials": rows}, indent=1) + "\n",
                           encoding="utf-8")
 
 
-def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any], list[Trial]]:
+def read_trials(path: str | Path | None, committed: str) -> tuple[JSONObject, list[Trial]]:
     """Trials saved by :func:`write_trials` (the package's ``committed`` file when ``path`` is None).
 
     Each trial gets its request's labelled arguments back from the demo queries (they are not saved
@@ -477,11 +482,11 @@ def read_trials(path: str | Path | None, committed: str) -> tuple[dict[str, Any]
     return data["meta"], trials
 
 
-def save_argument_trials(meta: dict[str, Any], trials: Sequence[Trial], path: str) -> None:
+def save_argument_trials(meta: JSONObject, trials: Sequence[Trial], path: str) -> None:
     write_trials(path, meta, trials, _ARG_FIELDS)
 
 
-def load_argument_trials(path: str | None = None) -> tuple[dict[str, Any], list[Trial]]:
+def load_argument_trials(path: str | None = None) -> tuple[JSONObject, list[Trial]]:
     """The committed argument sweep (or the file at ``path``), trials rebuilt with the labelled arguments."""
     return read_trials(path, ARGUMENTS_FILE)
 
@@ -496,7 +501,7 @@ def carried_over(trials: Sequence[Trial], confusable_pairs: Iterable[tuple[str, 
     partners = partner_map(confusable_pairs)
     calls = [t for t in trials if t.args_expected and t.chosen in partners.get(t.gold, ())]
 
-    def norm(v: Any) -> Any:
+    def norm(v: JSON) -> JSON:
         return v.strip().strip("#@").lower() if isinstance(v, str) else v
 
     carried = [t for t in calls if {norm(v) for v in (t.args_expected or {}).values()} & {norm(v) for v in t.args_given.values()

@@ -20,11 +20,12 @@ import urllib.error
 import urllib.request
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from harness.core.places import located
 from harness.core.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
+from harness.core.json_types import JSON, JSONObject
 
 #: The public folders Chapter 6 measures on (``data_dir()/<name>``).
 DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
@@ -77,7 +78,7 @@ def _jsonl_path(path: str | os.PathLike[str], file_name: str) -> Path:
     return p
 
 
-def _records(p: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _records(p: Path) -> Iterator[tuple[int, JSONObject]]:
     """(line number, object) for each non-blank line; a bad line is an error naming file and line.
 
     Lines are decoded one by one (a UTF-8 byte-order mark at the start is allowed), so an
@@ -109,7 +110,7 @@ _KIND_NAMES = {str: "string", int: "number", list: "list", dict: "JSON object"}
 MAX_SCHEMA_DEPTH = 100
 
 
-def _depth(value: Any) -> int:
+def _depth(value: JSON) -> int:
     """How many levels of lists and objects ``value`` nests (walked without recursion)."""
     deepest, todo = 0, [(value, 1)]
     while todo:
@@ -121,7 +122,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _schema(rec: dict[str, Any], where: str) -> dict[str, Any]:
+def _schema(rec: JSONObject, where: str) -> JSONObject:
     """A record's ``input_schema``, checked where code that reads schemas would otherwise fail later."""
     schema = _field(rec, "input_schema", dict, where, {"type": "object", "properties": {}})
     if _depth(schema) > MAX_SCHEMA_DEPTH:
@@ -134,7 +135,7 @@ def _schema(rec: dict[str, Any], where: str) -> dict[str, Any]:
     return schema
 
 
-def _field(rec: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+def _field(rec: JSONObject, key: str, kind: type | tuple[type, ...], where: str, default: JSON = ...) -> JSON:
     value = rec.get(key, default)
     if value is ...:
         raise ValueError(f"{where}: missing the required field '{key}'.")
@@ -170,7 +171,7 @@ def load_tools(path: str | os.PathLike[str]) -> list[CatalogTool]:
     return tools
 
 
-def _split_steps(steps: Any, where: str) -> tuple[str, ...]:
+def _split_steps(steps: JSON, where: str) -> tuple[str, ...]:
     if steps is None:
         return ()
     if isinstance(steps, list):
@@ -183,7 +184,7 @@ def _split_steps(steps: Any, where: str) -> tuple[str, ...]:
     return tuple(s for s in cleaned if s)
 
 
-def _parse_query(rec: dict[str, Any], where: str) -> Query:
+def _parse_query(rec: JSONObject, where: str) -> Query:
     gold = _field(rec, "gold", list, where)
     if not gold or not all(isinstance(g, (str, int)) for g in gold):
         raise ValueError(f"{where}: 'gold' must be a non-empty list of tool ids.")
@@ -322,7 +323,7 @@ def _fetch(url: str, timeout: float) -> str:
                               "HARNESS_DATA at it.") from None
 
 
-def _livemcp_tools(raw: dict[str, str]) -> list[dict[str, Any]]:
+def _livemcp_tools(raw: dict[str, str]) -> list[JSONObject]:
     rows = []
     for entry in json.loads(raw["tools"]):
         for key, server in (entry.get("tools") or {}).items():
@@ -334,7 +335,7 @@ def _livemcp_tools(raw: dict[str, str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _livemcp_queries(raw: dict[str, str], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _livemcp_queries(raw: dict[str, str], tools: list[JSONObject]) -> list[JSONObject]:
     by_name: dict[str, list[str]] = {}
     for t in tools:
         by_name.setdefault(t["name"], []).append(t["id"])
@@ -354,7 +355,7 @@ def _livemcp_queries(raw: dict[str, str], tools: list[dict[str, Any]]) -> list[d
     return rows
 
 
-def _livemcpbench(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _livemcpbench(raw: dict[str, str]) -> tuple[list[JSONObject], list[JSONObject]]:
     tools = _livemcp_tools(raw)
     return tools, _livemcp_queries(raw, tools)
 
@@ -366,7 +367,7 @@ _TOOLLENS_DOC = re.compile(
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object"}
 
 
-def _toollens(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _toollens(raw: dict[str, str]) -> tuple[list[JSONObject], list[JSONObject]]:
     tools = []
     for line in raw["corpus"].splitlines():
         if not line.strip():
@@ -375,7 +376,7 @@ def _toollens(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str,
         m = _TOOLLENS_DOC.match(doc["text"])
         if not m:
             raise ValueError(f"ToolLens corpus document {doc['_id']!r} is not in the expected 'category_name:…' form.")
-        props: dict[str, Any] = {}
+        props: JSONObject = {}
         required = []
         for kind in ("required", "optional"):
             for p in json.loads(m[kind]):
@@ -397,7 +398,7 @@ def _toollens(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str,
     return tools, queries
 
 
-def _mcpzero_schema(params: Mapping[str, str]) -> dict[str, Any]:
+def _mcpzero_schema(params: Mapping[str, str]) -> JSONObject:
     """MCP-Zero writes each parameter as "(type[, optional]) description"; rebuild a JSON Schema."""
     props, required = {}, []
     for name, text in params.items():
@@ -411,7 +412,7 @@ def _mcpzero_schema(params: Mapping[str, str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
-def _mcpzero(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _mcpzero(raw: dict[str, str]) -> tuple[list[JSONObject], list[JSONObject]]:
     rows, seen = [], set()
     for server in json.loads(raw["tools"]):
         for t in server.get("tools", []):
@@ -425,7 +426,7 @@ def _mcpzero(raw: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, 
     return rows, []
 
 
-_CONVERTERS: dict[str, Callable[[dict[str, str]], tuple[list[dict[str, Any]], list[dict[str, Any]]]]] = {
+_CONVERTERS: dict[str, Callable[[dict[str, str]], tuple[list[JSONObject], list[JSONObject]]]] = {
     "livemcpbench": _livemcpbench, "toollens_train": _toollens, "mcpzero_catalog": _mcpzero,
 }
 

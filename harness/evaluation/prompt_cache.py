@@ -235,7 +235,7 @@ class PricedRun:
 
 
 async def run_recorded(provider: Provider, make_catalog: Callable[[], ToolCatalog], scenarios: Sequence[Scenario],
-                       **options: Any) -> list[PricedRun]:
+                       **options: Any) -> list[PricedRun]:  # Any: forwarded unchanged to run_scenarios
     """:func:`harness.evaluation.scenarios.run_scenarios` one scenario at a time, keeping each run's prompts.
 
     Each scenario starts on a cold cache (a fresh session): a cache warmed by earlier tasks would

@@ -209,7 +209,7 @@ def judgement(scenario: Scenario, result: RunResult, catalog: Tools, *, world: D
 
 
 async def run_scenario(provider: Provider, selector: Tools, scenario: Scenario, *, world: DemoWorld | None = None,
-                       **loop: Any) -> ScenarioRun:
+                       **loop: Any) -> ScenarioRun:  # Any: keyword options forwarded unchanged to the agent loop
     """Run a scenario's setup requests, then its request, through :func:`harness.selection.agent.arun`.
 
     ``loop`` is passed to ``arun`` (``deferral``, ``query_fn``, ``max_turns`` …). Names are
@@ -248,7 +248,7 @@ async def run_scenarios(
     *,
     selector: Callable[[ToolCatalog], Selector] | None = None,
     deferral: Callable[[ToolCatalog], Deferral] | None = None,
-    **loop: Any,
+    **loop: Any,  # Any: keyword options forwarded unchanged to the agent loop
 ) -> list[ScenarioRun]:
     """Run each scenario on a fresh catalog (a fresh world: one scenario's writes never leak into the next).
 

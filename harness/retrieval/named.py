@@ -81,7 +81,7 @@ def _dense(tools: Sequence[CatalogTool], e: Encoder, vectors: Mapping[str, np.nd
 
 
 def _fielded(tools: Sequence[CatalogTool], e: Encoder, name_weight: float = DEFAULT_WEIGHTS["name"],
-             **options: Any) -> FieldedBM25:
+             **options: Any) -> FieldedBM25:  # Any: keyword settings forwarded unchanged to the retriever
     """Fielded BM25; ``name_weight`` replaces the name field's weight (the knob tuning tries)."""
     return FieldedBM25(tools, weights={**DEFAULT_WEIGHTS, "name": name_weight}, **options)
 
@@ -98,7 +98,7 @@ def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetrieve
     return r
 
 
-def _plan(tools: Sequence[CatalogTool], e: Encoder, base: Ranker | None = None, **options: Any) -> PlannedRetriever:
+def _plan(tools: Sequence[CatalogTool], e: Encoder, base: Ranker | None = None, **options: Any) -> PlannedRetriever:  # Any: keyword settings forwarded unchanged to the retriever
     return PlannedRetriever(base or _hybrid(tools, e), **options)
 
 
@@ -191,7 +191,7 @@ def needs_embeddings(name: str) -> bool:
 
 
 def make_retriever(name: str, tools: Sequence[Union[Tool, CatalogTool]], *, encoder: Encoder | None = None,
-                   **settings: Any) -> Ranker:
+                   **settings: Any) -> Ranker:  # Any: keyword settings forwarded unchanged to the retriever
     """The retriever called ``name`` (or one of :data:`ALIASES`), built over ``tools`` with ``settings``."""
     found = REGISTRY[check_name(name)]
     unknown = sorted(set(settings) - set(found.settings))
@@ -204,7 +204,7 @@ def make_retriever(name: str, tools: Sequence[Union[Tool, CatalogTool]], *, enco
     return found.make(records, encoder or Encoder(), **settings)
 
 
-def maker(name: str, *, encoder: Encoder | None = None, **settings: Any
+def maker(name: str, *, encoder: Encoder | None = None, **settings: Any  # Any: keyword settings forwarded unchanged to the retriever
           ) -> Callable[[Sequence[Union[Tool, CatalogTool]]], Ranker]:
     """A function that builds the retriever called ``name`` over any tools: what a search or a hub takes.
 

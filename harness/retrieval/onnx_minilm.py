@@ -62,17 +62,17 @@ def available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "onnx"))
 
 
-def _graph(model: Weights) -> Any:
+def _graph(model: Weights) -> Any:  # Any: an onnx GraphProto; onnx is imported only when it is installed
     """The ONNX graph of ``model``'s forward pass for one text (ids → unit-length mean-pooled vector)."""
     from onnx import TensorProto, helper, numpy_helper
 
     inits, nodes = [], []
 
-    def const(name: str, value: Any) -> str:
+    def const(name: str, value: np.ndarray | float | int | list[int]) -> str:
         inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def op(kind: str, inputs: list[str], out: str, **attrs: Any) -> str:
+    def op(kind: str, inputs: list[str], out: str, **attrs: Any) -> str:  # Any: node attributes forwarded unchanged to onnx
         nodes.append(helper.make_node(kind, inputs, [out], **attrs))
         return out
 

@@ -17,9 +17,10 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
 from harness.core.tools import Tool, parameter_texts, search_text
+from harness.core.json_types import JSON, JSONObject
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,9 @@ class CatalogTool:
     id: str
     name: str
     description: str = ""
-    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: Mapping[str, JSON] = field(default_factory=lambda: {"type": "object", "properties": {}})
     server: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    extra: Mapping[str, JSON] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def server_description(self) -> str:
@@ -52,13 +53,13 @@ class CatalogTool:
         return search_text(self.name, self.description, self.input_schema)
 
     @property
-    def api_schema(self) -> dict[str, Any]:
+    def api_schema(self) -> JSONObject:
         """The input schema as a tool takes it: a copy, or an empty object schema when it is no object."""
         if self.input_schema.get("type") == "object":
             return dict(self.input_schema)
         return {"type": "object", "properties": {}}
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> JSONObject:
         """The tool as the Messages API would carry it (what schema tokens are counted on)."""
         return {"name": self.name, "description": self.description, "input_schema": dict(self.input_schema)}
 
