@@ -45,6 +45,7 @@ from harness.retrieval.named import make_retriever
 from harness.retrieval.numpy_minilm import MAX_TOKENS, model_dir
 from harness.evaluation.query_time import load_average, nearest_rank
 from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
+from harness.core.json_types import JSONObject
 
 ARTEFACT = "embedder_results.json"
 REBUILD = "python -m harness.experiments.embedders --out harness/data/embedder_results.json"
@@ -125,7 +126,7 @@ def adopt(values: dict[str, dict[str, dict[str, list[float]]]]) -> str:
 class CappedEncoder(Encoder):
     """An :class:`Encoder` that reads at most ``tokens`` tokens of each text (its first ones, then [SEP])."""
 
-    def __init__(self, tokens: int, **kwargs: Any) -> None:
+    def __init__(self, tokens: int, **kwargs: Any) -> None:  # Any: forwarded unchanged to Encoder
         super().__init__(**kwargs)
         self.tokens = tokens
         self.model_name = f"{Encoder.model_name}|query-tokens={tokens}"  # its disk entries are its own
@@ -148,7 +149,7 @@ def scored(cat: Catalog, rows: dict[str, list], encoder: Encoder) -> dict[str, d
             for dataset, queries in rows.items()}
 
 
-def choose_query_tokens(cats: dict[str, Catalog]) -> dict[str, Any]:
+def choose_query_tokens(cats: dict[str, Catalog]) -> JSONObject:
     """The shortest query length of :data:`QUERY_TOKENS` whose hybrid-rrf mean on development rows is
     no lower than the model's own limit's on every dataset: a speed knob may not cost recall."""
     means: dict[str, dict[str, dict[str, float]]] = {}
@@ -162,7 +163,7 @@ def choose_query_tokens(cats: dict[str, Catalog]) -> dict[str, Any]:
     return {"chosen": min(allowed), "allowed": allowed, "development_means": means}
 
 
-def model_size() -> dict[str, Any]:
+def model_size() -> JSONObject:
     """Bytes of the weight file and the number of weights."""
     from safetensors.numpy import load_file
 
@@ -175,7 +176,7 @@ def model_size() -> dict[str, Any]:
             "weights": int(sum(v.size for v in load_file(str(path)).values()))}
 
 
-def timings(n: int = 100) -> dict[str, Any]:
+def timings(n: int = 100) -> JSONObject:
     """Seconds to embed the MCP-Zero catalog with an empty cache, and per-query p50/p95 of the
     embedding alone and of hybrid-rrf at 2,797 tools (LiveMCPBench steps, each embedded on its own)."""
     folder, steps_from = dataset_dir("mcpzero_catalog"), dataset_dir("livemcpbench")
@@ -183,7 +184,7 @@ def timings(n: int = 100) -> dict[str, Any]:
         return {}
     tools = load_tools(folder)
     queries = [q.query for q in step_queries(load_queries(steps_from))][:n]
-    out: dict[str, Any] = {"catalog_tools": len(tools), "load_before": load_average()}
+    out: JSONObject = {"catalog_tools": len(tools), "load_before": load_average()}
     with tempfile.TemporaryDirectory() as empty:
         wall, cpu = time.perf_counter(), time.process_time()
         embed_tools(tools, Encoder(remember=0), EmbeddingCache(empty))
@@ -205,7 +206,7 @@ def timings(n: int = 100) -> dict[str, Any]:
     return out
 
 
-def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
+def build(seed: int = 0, say: Callable[[str], None] = print) -> JSONObject:
     """Everything the artefact holds: candidates, rule, the query-length knob, test values, cost."""
     start = time.perf_counter()
     cats = catalogs(seed)
@@ -224,7 +225,7 @@ def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
             "seconds": round(time.perf_counter() - start)}
 
 
-def load_results() -> dict[str, Any]:
+def load_results() -> JSONObject:
     """The committed artefact (package data)."""
     return json.loads(resources.files("harness.data").joinpath(ARTEFACT).read_text("utf-8"))
 

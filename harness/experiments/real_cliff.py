@@ -19,13 +19,18 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from harness.evaluation.cliff import MarginChooser, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.core.tools import Tool
+from harness.demo.labels import LabelledQuery
 from harness.evaluation.public_catalog import public_distractors
 from harness.evaluation.datasets import dataset_dir, load_tools
+
+if TYPE_CHECKING:
+    from harness.providers.local_llama import LocalLlamaProvider
+from harness.core.json_types import JSONObject
 
 SWEEP_NS = (5, 10, 20, 40, 74)  # 74: every demo tool
 SEED = 0
@@ -38,7 +43,7 @@ _FIELDS = ("qid", "n", "seed", "gold", "chosen", "tokens", "confusable_shown", "
 class SweepResult:
     """A sweep's trials and what produced them (model, provenance, pool, command, seconds per N)."""
 
-    meta: dict[str, Any]
+    meta: JSONObject
     trials: list[Trial] = field(default_factory=list)
 
 
@@ -54,7 +59,7 @@ def sweep_pool(max_n: int) -> tuple[list[Tool], str]:
     return pool, f"{len(tools)} demo tools + {len(pool) - len(tools)} real MCP tools (LiveMCPBench)"
 
 
-def sample_queries(limit: int | None = None) -> list[Any]:
+def sample_queries(limit: int | None = None) -> list[LabelledQuery]:
     """The labelled demo requests, or ``limit`` of them spread evenly over the file (for CI's subset)."""
     queries = load_demo_queries()
     if limit is None or limit >= len(queries):
@@ -63,15 +68,15 @@ def sample_queries(limit: int | None = None) -> list[Any]:
     return [queries[int(i * step)] for i in range(limit)]
 
 
-def real_model_chooser(provider: Any) -> MarginChooser:
+def real_model_chooser(provider: "LocalLlamaProvider") -> MarginChooser:
     """Ask the real model which shown tool it calls; keep the margin over its best rival."""
-    def choose(query: str, shown: Sequence[Tool]) -> tuple[str, dict[str, Any], float | None, str | None]:
+    def choose(query: str, shown: Sequence[Tool]) -> tuple[str, JSONObject, float | None, str | None]:
         choice = provider.choose(query, shown)
         return choice.tool, {}, choice.margin, choice.rival
     return choose
 
 
-async def run_sweep(provider: Any, ns: Iterable[int] = SWEEP_NS, *, limit: int | None = None,
+async def run_sweep(provider: "LocalLlamaProvider", ns: Iterable[int] = SWEEP_NS, *, limit: int | None = None,
                     progress: Callable[[Iterable], Iterable] | None = None) -> SweepResult:
     """Run the sweep on a :class:`~harness.providers.local_llama.LocalLlamaProvider` (or any object with ``choose``)."""
     from harness.providers.local_llama import MODEL_LABEL, MODEL_SHA256, PROVENANCE

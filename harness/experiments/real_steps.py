@@ -41,7 +41,7 @@ import time
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog
@@ -57,6 +57,8 @@ from harness.core.tools import Tool
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
+
+    from harness.providers.local_llama import LocalLlamaProvider, StepChoice
 
 RESULTS_FILE = "real_model_steps.jsonl"
 COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_steps --out harness/data/real_model_steps.jsonl"
@@ -209,7 +211,7 @@ class StepRow:
         return (self.config, self.scenario, self.step)
 
 
-def ask(provider: Any, config: Config, case: Case, tools: Sequence[Tool], system: str = DEFAULT_SYSTEM) -> StepRow:
+def ask(provider: "LocalLlamaProvider | StandInSteps", config: Config, case: Case, tools: Sequence[Tool], system: str = DEFAULT_SYSTEM) -> StepRow:
     """Ask the model one case with ``tools`` shown and record what it did."""
     shown = [t.name for t in tools]
     started = time.perf_counter()
@@ -257,7 +259,7 @@ def prompt_order(catalog: ToolCatalog, case: Case, tools: Sequence[Tool]) -> tup
     return (case.needed is None, tuple(position.get(t.name, -1) for t in tools), case.split, case.scenario, case.step)
 
 
-def run_steps(provider: Any, out: str | Path, configs: Sequence[Config] = CONFIGS, *,
+def run_steps(provider: "LocalLlamaProvider | StandInSteps", out: str | Path, configs: Sequence[Config] = CONFIGS, *,
               catalog_for: Callable[[Config], ToolCatalog], splits: Sequence[str] = SPLITS,
               limit: int | None = None, log: Callable[[str], None] = print) -> int:
     """Ask every case of every configuration not yet in ``out``; append each row as it finishes. Returns rows added.
@@ -416,7 +418,7 @@ class StandInSteps:
         from harness.providers.offline import OfflineModel
         self.model = OfflineModel()
 
-    def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> Any:
+    def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> "StepChoice":
         from harness.providers.local_llama import StepChoice
         calls = self.model.respond(transcript, tools).tool_calls
         return StepChoice(calls[0].name if calls else None, None, "", None, 0)

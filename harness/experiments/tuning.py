@@ -32,7 +32,7 @@ import statistics
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from harness.evaluation.metrics import evaluate
 from harness.selection.ranking import Ranker
@@ -45,12 +45,13 @@ from harness.evaluation.splits import folds, development_split
 from harness.retrieval.task import TaskRetriever
 from harness.retrieval.usage import UsagePriorRetriever
 from harness.evaluation.datasets import dataset_dir, demo_dataset, load_queries, load_tools
+from harness.core.json_types import JSON, JSONObject
 
 #: The most settings any retriever may try.
 BUDGET = 6
 
 #: Settings tried per component (keyword arguments of its class), the previous default first.
-GRIDS: dict[str, list[dict[str, Any]]] = {
+GRIDS: dict[str, list[JSONObject]] = {
     "bm25-fielded": [
         {"name_weight": 2.0, "verb_weight": 0.3}, {"name_weight": 1.0, "verb_weight": 0.3},
         {"name_weight": 3.0, "verb_weight": 0.3}, {"name_weight": 2.0, "verb_weight": 1.0},
@@ -75,7 +76,7 @@ GRIDS: dict[str, list[dict[str, Any]]] = {
 assert all(len(g) <= BUDGET for g in GRIDS.values())
 
 #: Builds a ranker from a catalog and one setting (``log`` for the learned ones).
-Build = Callable[[Sequence[CatalogTool], Mapping[str, Any], Sequence[Query]], Ranker]
+Build = Callable[[Sequence[CatalogTool], Mapping[str, JSON], Sequence[Query]], Ranker]
 
 
 def builders(encoder: Encoder | None = None) -> dict[str, Build]:
@@ -85,7 +86,7 @@ def builders(encoder: Encoder | None = None) -> dict[str, Build]:
         return lambda tools, s, log: make_retriever(name, tools, encoder=encoder, **s)
 
     def learned(name: str, base: str) -> Build:
-        def make(tools: Sequence[CatalogTool], s: Mapping[str, Any], log: Sequence[Query]) -> Ranker:
+        def make(tools: Sequence[CatalogTool], s: Mapping[str, JSON], log: Sequence[Query]) -> Ranker:
             return make_retriever(name, tools, log=log, base=make_retriever(base, tools, encoder=encoder), **s)
         return make
 
@@ -96,7 +97,7 @@ def builders(encoder: Encoder | None = None) -> dict[str, Build]:
 
 @dataclass(frozen=True)
 class Trial:
-    setting: dict[str, Any]
+    setting: JSONObject
     scores: dict[str, float]  # development set -> mean R@10
 
     @property
@@ -104,7 +105,7 @@ class Trial:
         return statistics.fmean(self.scores.values())
 
 
-def dev_recall(build: Build, tools: Sequence[CatalogTool], queries: Sequence[Query], setting: Mapping[str, Any],
+def dev_recall(build: Build, tools: Sequence[CatalogTool], queries: Sequence[Query], setting: Mapping[str, JSON],
                learned: bool = False, n_folds: int = 5) -> float:
     """Mean R@10 of one setting on one development set (cross-validated by gold set when ``learned``)."""
     if not learned:
@@ -118,7 +119,7 @@ def dev_recall(build: Build, tools: Sequence[CatalogTool], queries: Sequence[Que
 
 
 def tune_component(component: str, build: Build, dev_sets: Mapping[str, tuple[Sequence[CatalogTool], Sequence[Query]]],
-         learned: bool = False) -> tuple[dict[str, Any], list[Trial]]:
+         learned: bool = False) -> tuple[JSONObject, list[Trial]]:
     """The winning setting of ``component`` on ``dev_sets`` (best mean R@10, earliest on a tie) and every trial."""
     trials = [Trial(dict(s), {name: dev_recall(build, tools, queries, s, learned)
                               for name, (tools, queries) in dev_sets.items()}) for s in GRIDS[component]]
@@ -153,11 +154,11 @@ PLAN: dict[str, tuple[tuple[str, ...], bool]] = {
 
 
 def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = None,
-             say: Callable[[str], None] = lambda s: None) -> dict[str, dict[str, Any]]:
+             say: Callable[[str], None] = lambda s: None) -> dict[str, JSONObject]:
     """Every component tuned by the procedure above: {component: {"chosen": setting, "trials": [...]}}."""
     sets = development_sets()
     build = builders(encoder)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JSONObject] = {}
     for component in components:
         names, learned = PLAN[component]
         chosen, trials = tune_component(component, build[component], {n: sets[n] for n in names if n in sets}, learned)
@@ -172,16 +173,16 @@ def tune_all(components: Sequence[str] = tuple(PLAN), encoder: Encoder | None = 
 RECORD = "tuning.json"
 
 
-def recorded() -> dict[str, dict[str, Any]]:
+def recorded() -> dict[str, JSONObject]:
     """The recorded tuning run: {component: {"chosen": setting, "trials": [...]}}."""
     return json.loads(files("harness").joinpath("data").joinpath(RECORD).read_text(encoding="utf-8"))
 
 
-def _default(cls: type, parameter: str) -> Any:
+def _default(cls: type, parameter: str) -> JSON:
     return inspect.signature(cls).parameters[parameter].default
 
 
-def code_defaults() -> dict[str, dict[str, Any]]:
+def code_defaults() -> dict[str, JSONObject]:
     """The settings the code uses today, for every component :data:`GRIDS` tunes (StackOne: its published α)."""
     return {
         "bm25-fielded": {"name_weight": DEFAULT_WEIGHTS["name"], "verb_weight": _default(FieldedBM25, "verb_weight")},

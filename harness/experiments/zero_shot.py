@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -49,13 +49,14 @@ from harness.retrieval.rerank import FeatureExtractor, LinearModel, fit, trainin
 from harness.evaluation.splits import development_split
 from harness.retrieval.task import clauses
 from harness.core.steps import split_steps
+from harness.core.json_types import JSON, JSONObject
 
 ARTEFACT = "zero_shot_results.json"
 BASELINE = "hybrid-rrf"
 #: What each dataset is scored by (per query), and the short names the chapter uses.
 METRIC = {"livemcp-task": "R@10", "livemcp-step": "Hit@5", "toollens": "R@10", "demo": "R@5"}
 SPLITTERS: dict[str, Callable[[str], Sequence[str]]] = {"steps": split_steps, "clauses": clauses}
-GRID: dict[str, list[Any]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
+GRID: dict[str, list[JSON]] = {"servers": [3, 2, 5], "splitter": ["steps", "clauses"]}
 #: Which idea each knob belongs to, and every knob's setting written before any score was seen.
 TUNES = {"servers": "hierarchical", "splitter": "hybrid-rrf+plan"}
 UNTUNED = {knob: grid[0] for knob, grid in GRID.items()}
@@ -105,7 +106,7 @@ def variants(tools: Sequence[CatalogTool], encoder: Encoder | None, servers: int
     added by the caller)."""
     encoder = encoder or Encoder()
     hybrid = make_retriever(BASELINE, tools, encoder=encoder)  # one index, shared by the ideas built on it
-    settings: dict[str, dict[str, Any]] = {BASELINE: {}, "hybrid-task": {}, "bm25-fielded": {}, "hybrid-rrf+expand": {},
+    settings: dict[str, JSONObject] = {BASELINE: {}, "hybrid-task": {}, "bm25-fielded": {}, "hybrid-rrf+expand": {},
                                            "hierarchical": {"servers": servers, "tool_ranker": hybrid},
                                            "hybrid-rrf+plan": {"base": hybrid, "splitter": SPLITTERS[splitter]}}
     order = ("bm25-fielded", BASELINE, "hybrid-task", "hierarchical", "hybrid-rrf+plan", "hybrid-rrf+expand")
@@ -113,9 +114,9 @@ def variants(tools: Sequence[CatalogTool], encoder: Encoder | None, servers: int
             for name in order if only is None or name in only}
 
 
-def tune_ideas(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Any]:
+def tune_ideas(cats: dict[str, Catalog], encoder: Encoder) -> JSONObject:
     """Each knob's grid scored on the development sets only; the best mean wins (the first on a tie)."""
-    chosen: dict[str, Any] = {}
+    chosen: JSONObject = {}
     scores: dict[str, dict[str, float]] = {}
     for knob, grid in GRID.items():
         scores[knob] = {}
@@ -143,7 +144,7 @@ def train_rerankers(cats: dict[str, Catalog], encoder: Encoder) -> dict[str, Lin
     return models
 
 
-def latency(encoder_free: Encoder, names: Sequence[str], settings: dict[str, Any], model: LinearModel,
+def latency(encoder_free: Encoder, names: Sequence[str], settings: JSONObject, model: LinearModel,
             n: int = 20) -> dict[str, float]:
     """p50 ms per query at the MCP-Zero catalog's size (2,797 tools), each query embedded on its own
     (document expansion is left out: it changes the index, not the query's path, which is hybrid-rrf's)."""
@@ -169,7 +170,7 @@ def warm(encoder: Encoder, queries: Sequence[Query]) -> None:
     encoder.encode(list(dict.fromkeys(texts)))
 
 
-def build(seed: int = 0, say: Callable[[str], None] = print) -> dict[str, Any]:
+def build(seed: int = 0, say: Callable[[str], None] = print) -> JSONObject:
     """Everything the chapter reports: tuning, training, per-query test values, latency."""
     start = time.perf_counter()
     encoder = Encoder(remember=100_000, disk=EmbeddingCache())  # queries embedded once across runs
@@ -207,7 +208,7 @@ def annotator_ceiling(cat: Catalog, encoder: Encoder) -> list[float]:
     return per_query(planned, cat.test["livemcp-task"], "livemcp-task")
 
 
-def load_results() -> dict[str, Any]:
+def load_results() -> JSONObject:
     """The committed artefact (package data)."""
     return json.loads(resources.files("harness.data").joinpath(ARTEFACT).read_text("utf-8"))
 

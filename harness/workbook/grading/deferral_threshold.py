@@ -22,11 +22,12 @@ import asyncio
 import functools
 import math
 import statistics
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from harness.selection.agent import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DOMAINS, demo_tools, load_scenarios
+from harness.demo.labels import Scenario
 from harness.selection.discovery import ToolSearch
 from harness.workbook.grading.learner import Passed, call
 from harness.workbook.grading.pareto import Point, dominator
@@ -65,7 +66,7 @@ def servers_of(tools: Sequence[Tool]) -> dict[str, list[Tool]]:
     return servers
 
 
-def scenarios_in(domains: Sequence[str], split: str) -> list[Any]:
+def scenarios_in(domains: Sequence[str], split: str) -> list[Scenario]:
     """The ``split``'s scenarios whose needed tools (every turn's) are all in the session."""
     names = {t.name for t in session_tools(domains)}
     return [s for s in load_scenarios(split) if set(s.tools).union(*map(set, s.setup_tools)) <= names]
@@ -200,7 +201,7 @@ async def held_out_report(pick: Setting) -> str:
             f"[{low:+.2f}, {high:+.2f}] ({verdict}); schema tokens per run {tokens['pick']:,.0f} against {tokens['all']:,.0f}")
 
 
-async def check(deferral_for: DeferralFor, choose_setting: Callable[..., Any]) -> Passed:
+async def check(deferral_for: DeferralFor, choose_setting: Callable[..., object]) -> Passed:
     """Grade exercise 7: ``deferral_for`` runs like the reference, and ``choose_setting`` picks a fair setting."""
     await check_deferral_for(deferral_for)
     results = await _reference_grid()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harness.selection.catalog import ToolCatalog
 from harness.evaluation.cliff import accuracy_by_n, provider_chooser, selection_accuracy_sweep
@@ -24,6 +24,8 @@ from harness.providers.offline import OfflineModel
 from harness.selection.ranking import DEFAULT_K
 from harness.core.text import content_words
 from harness.core.tools import Tool
+from harness.core.json_types import JSON, JSONObject
+from harness.providers.base import Provider
 
 FIELDS = ("name", "description", "parameter names", "parameter descriptions")
 #: Recall is measured over the tools a turn shows (the package's one tools-per-turn default); accuracy with
@@ -37,11 +39,11 @@ def accuracy_queries(queries: Sequence[LabelledQuery]) -> list[LabelledQuery]:
     return [q for q in queries if q.kind == "literal"][::2]
 
 
-def _properties(t: Tool) -> dict[str, Any]:
+def _properties(t: Tool) -> JSONObject:
     return t.input_schema.get("properties", {}) or {}
 
 
-def field_value(t: Tool, field: str) -> Any:
+def field_value(t: Tool, field: str) -> JSON:
     """What one field of a tool is, in a form that compares by value."""
     if field == "name":
         return t.name
@@ -74,7 +76,7 @@ def bm25_recall(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequ
 
 
 async def selection_accuracy(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery],
-                             provider: Any = None, n: int = N_SHOWN, seeds: Sequence[int] = (0,)) -> float:
+                             provider: Provider | None = None, n: int = N_SHOWN, seeds: Sequence[int] = (0,)) -> float:
     """Chapter 1's sweep at one N: how often the model picks the gold tool among ``n`` (offline stand-in by default)."""
     names = renaming(original, variant)
     pairs = [(names[a], names[b]) for a, b in CONFUSABLE_PAIRS]
@@ -99,7 +101,7 @@ def _shared(text: str, original: Tool) -> list[str]:
     return sorted(w for w in content_words(text) & content_words(original.search_text) if not w.isdigit())
 
 
-def check_degraded(original: Sequence[Tool], degraded: Any) -> None:
+def check_degraded(original: Sequence[Tool], degraded: object) -> None:
     """Every tool renamed ``tool_<position>`` and nothing left that gives it away."""
     if not isinstance(degraded, (list, tuple)) or len(degraded) != len(original):
         got = f"{len(degraded)} items" if isinstance(degraded, (list, tuple)) else type(degraded).__name__
@@ -131,7 +133,7 @@ def check_degraded(original: Sequence[Tool], degraded: Any) -> None:
             raise AssertionError(f"{want} requires other parameters than {o.name}: keep 'required' in step with the new names.")
 
 
-def check_restored(original: Sequence[Tool], degraded: Sequence[Tool], restore: Callable[..., Any]) -> dict[str, list[Tool]]:
+def check_restored(original: Sequence[Tool], degraded: Sequence[Tool], restore: Callable[..., object]) -> dict[str, list[Tool]]:
     """``restore`` puts back exactly one field and leaves the others degraded; an unknown field is a ValueError."""
     out = {}
     for field in FIELDS:
@@ -166,7 +168,7 @@ def _best(numbers: dict[str, float]) -> list[str]:
     return [f for f, v in numbers.items() if v == top]
 
 
-def _check_answer(answer: Any, numbers: dict[str, float], reader: str, metric: str, constant: str) -> str:
+def _check_answer(answer: object, numbers: dict[str, float], reader: str, metric: str, constant: str) -> str:
     if answer not in FIELDS:
         raise AssertionError(f"{constant} should be one of {', '.join(map(repr, FIELDS))}; got {answer!r}.")
     best = _best(numbers)
@@ -176,8 +178,8 @@ def _check_answer(answer: Any, numbers: dict[str, float], reader: str, metric: s
     return answer
 
 
-async def check(degrade: Callable[..., Any], restore: Callable[..., Any], most_important_for_bm25: Any,
-                most_important_for_model: Any) -> Passed:
+async def check(degrade: Callable[..., object], restore: Callable[..., object], most_important_for_bm25: object,
+                most_important_for_model: object) -> Passed:
     """Grade exercise 1: the degraded tools, each single-field restore, and which field matters most to whom."""
     original = demo_tools()
     queries = load_demo_queries()

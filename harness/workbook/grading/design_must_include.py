@@ -12,10 +12,11 @@ the same scenarios — give or take one scenario.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harness.selection.catalog import ToolCatalog
 from harness.demo import load_demo_scenarios
+from harness.demo.labels import Scenario
 from harness.selection.discovery import discovery_tool
 from harness.workbook.grading.learner import Passed, call
 from harness.providers.offline import OfflineModel
@@ -33,7 +34,7 @@ def openers_and_pivots() -> list:
     return [s for s in load_demo_scenarios() if s.kind in KINDS]
 
 
-def resolve_pins(pins: Callable[[ToolCatalog], Any], catalog: ToolCatalog) -> list[Tool]:
+def resolve_pins(pins: Callable[[ToolCatalog], object], catalog: ToolCatalog) -> list[Tool]:
     """The tools ``pins(catalog)`` pins, checked: catalog names or Tool objects, no repeats."""
     chosen = call("pins", pins, catalog)
     if not isinstance(chosen, (list, tuple)):
@@ -54,7 +55,7 @@ def resolve_pins(pins: Callable[[ToolCatalog], Any], catalog: ToolCatalog) -> li
     return tools
 
 
-async def measure(pins: Callable[[ToolCatalog], Sequence[Any]] | None, scenarios: Sequence[Any]) -> list[ScenarioRun]:
+async def measure(pins: Callable[[ToolCatalog], object] | None, scenarios: Sequence[Scenario]) -> list[ScenarioRun]:
     """The scenarios run with these pins (None: nothing pinned), a fresh catalog each."""
     return await run_scenarios(OfflineModel(), fresh_demo_catalog, scenarios,
                                selector=(lambda c: Selector.over(c, pinned=pins(c))) if pins else None)
@@ -64,7 +65,7 @@ def _solved(runs: Sequence[ScenarioRun]) -> set[str]:
     return {r.scenario.id for r in runs if r.success}
 
 
-async def check(pins: Callable[[ToolCatalog], Any]) -> Passed:
+async def check(pins: Callable[[ToolCatalog], object]) -> Passed:
     """Grade exercise 4: the pins fit the budget and solve as many openers and pivots as a discovery tool alone."""
     catalog = fresh_demo_catalog()
     pinned = resolve_pins(pins, catalog)

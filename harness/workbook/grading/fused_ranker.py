@@ -37,7 +37,7 @@ METRIC = "R@5"
 BASELINE = "bm25"
 DENSE = "dense-minilm"
 #: The settings the learner chooses among: the lexical ranker fused with the dense one, RRF's k, the dense list's weight.
-GRID: dict[str, tuple[Any, ...]] = {"lexical": ("bm25", "bm25-fielded", "stackone-bm25-tfidf"),
+GRID: dict[str, tuple[str | float, ...]] = {"lexical": ("bm25", "bm25-fielded", "stackone-bm25-tfidf"),
                                     "k": (5.0, 20.0, 60.0), "weight": (0.5, 1.0, 2.0)}
 DEV_TOLERANCE = 0.02
 FIXTURES: tuple[tuple[list[list[str]], float, list[float] | None], ...] = (
@@ -60,12 +60,12 @@ def development() -> tuple[list[CatalogTool], list[Query]]:
     return tools, parts.development
 
 
-def settings() -> list[dict[str, Any]]:
+def settings() -> list[dict[str, str | float]]:
     """Every setting in :data:`GRID`, as keyword arguments for ``make_fused``."""
     return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
 
 
-def check_rrf(rrf: Callable[..., Any]) -> None:
+def check_rrf(rrf: Callable[..., object]) -> None:
     """AssertionError naming the first fixture where ``rrf`` and the package's disagree."""
     for rankings, k, weights in FIXTURES:
         want = reference_rrf(rankings, k, weights)
@@ -75,7 +75,7 @@ def check_rrf(rrf: Callable[..., Any]) -> None:
                                  f"gives {want} (each list adds weight / (k + rank), ranks from 1; ties keep first-seen order).")
 
 
-def check_ranking(ranker: Any, tools: Sequence[CatalogTool], query: str) -> None:
+def check_ranking(ranker: Any, tools: Sequence[CatalogTool], query: str) -> None:  # Any: the learner's ranker; its rank is checked here
     """AssertionError unless ``ranker.rank`` returns distinct ids of ``tools`` and honours ``k``."""
     ids = {t.id for t in tools}
     full = list(call("ranker.rank", ranker.rank, query))
@@ -89,14 +89,14 @@ def check_ranking(ranker: Any, tools: Sequence[CatalogTool], query: str) -> None
         raise AssertionError(f"ranker.rank({query!r}, 3) should be the first 3 of the full ranking, got {top}.")
 
 
-def measure(make_fused: Callable[..., Any], tools: Sequence[CatalogTool], queries: Sequence[Query],
-            setting: Mapping[str, Any], encoder: Encoder) -> Report:
+def measure(make_fused: Callable[..., object], tools: Sequence[CatalogTool], queries: Sequence[Query],
+            setting: Mapping[str, str | float], encoder: Encoder) -> Report:
     """The learner's ranker with ``setting``, evaluated on ``queries``."""
     ranker = call("make_fused", make_fused, tools, encoder=encoder, **setting)
     return evaluate(ranker, queries, ks=(1, 5, 10), name="yours")
 
 
-def check(rrf: Callable[..., Any], make_fused: Callable[..., Any], choice: Any) -> Passed:
+def check(rrf: Callable[..., object], make_fused: Callable[..., object], choice: object) -> Passed:
     """Grade exercise 8: RRF itself, the choice made on development queries, the ranker on the test queries."""
     reason = dense_unavailable_reason()
     if reason:

@@ -30,7 +30,7 @@ def _failure(name: str, exc: Exception) -> AssertionError:
     return AssertionError(f"{name}() raised {type(exc).__name__}: {exc}")
 
 
-def call(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def call(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # Any: the learner's function, its arguments forwarded unchanged; callers check the result
     """``fn(*args, **kwargs)``; any exception it raises becomes an AssertionError naming ``name``."""
     if not callable(fn):
         raise AssertionError(f"{name} should be a function, got {type(fn).__name__}.")
@@ -45,7 +45,7 @@ def call(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return result
 
 
-async def acall(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+async def acall(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # Any: as call's
     """Like :func:`call`, for a function that may be async (its result is awaited)."""
     if not callable(fn):
         raise AssertionError(f"{name} should be a function, got {type(fn).__name__}.")

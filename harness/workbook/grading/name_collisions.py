@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harness.workbook.grading.learner import Passed, call
 from harness.mcp.names import MAX_NAME_LENGTH, NameTable, sanitize
@@ -40,7 +40,7 @@ NEWCOMER: Identity = ("calendar", "create_event")
 _SAFE = re.compile(r"[A-Za-z0-9_]+")
 
 
-def names_for(canonical_name: Callable[..., Any], identities: Sequence[Identity]) -> dict[Identity, str]:
+def names_for(canonical_name: Callable[..., object], identities: Sequence[Identity]) -> dict[Identity, str]:
     """The learner's name for every identity, given the whole (ordered) list."""
     out = {}
     for server, tool in identities:
@@ -71,7 +71,7 @@ def check_names(names: dict[Identity, str]) -> None:
                                  "though there is room: a model reading it (and a person reading a log) should see it.")
 
 
-def check_stable(canonical_name: Callable[..., Any], names: dict[Identity, str]) -> int:
+def check_stable(canonical_name: Callable[..., object], names: dict[Identity, str]) -> int:
     """The same names whatever order the servers answered in, and none changed by an unrelated newcomer."""
     orders = [list(reversed(IDENTITIES))] + [random.Random(seed).sample(IDENTITIES, len(IDENTITIES)) for seed in range(3)]
     for order in orders:
@@ -87,7 +87,7 @@ def check_stable(canonical_name: Callable[..., Any], names: dict[Identity, str])
     return len(orders) + 1
 
 
-def check(canonical_name: Callable[..., Any]) -> Passed:
+def check(canonical_name: Callable[..., object]) -> Passed:
     """Grade exercise 6: unique, safe, ≤ 64 characters, stable, routable names; compared with NameTable."""
     names = names_for(canonical_name, IDENTITIES)
     check_names(names)

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 class Point:
     """One measured setting: what it costs (lower is better) and what it gets (higher is better)."""
 
-    label: Any
+    label: Any  # Any: the caller's own label (a setting tuple, a tools-per-turn count), read back by that caller
     cost: float
     benefit: float
 

@@ -21,7 +21,7 @@ import copy
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from harness.selection.agent import Deferral, arun
 from harness.selection.catalog import ToolCatalog
@@ -34,6 +34,7 @@ from harness.mcp.servers import workbook_servers_config
 from harness.providers.offline import OfflineModel
 from harness.core.tokens import tools_tokens
 from harness.core.tools import Tool
+from harness.core.json_types import JSONObject
 
 BUDGET = 600  # tokens of tool definitions at connection
 MUST_LIST = ("calendar__list_events", "calendar__create_event")
@@ -50,12 +51,12 @@ TASKS: tuple[tuple[str, str, dict[str, str], str], ...] = (
 SERVER = "tools"  # the proxy's name in the agent's own mcpServers
 
 
-def team_config() -> dict[str, Any]:
+def team_config() -> JSONObject:
     """The ``mcpServers`` file the exercise starts from: the workbook's four servers, nothing configured."""
     return workbook_servers_config()
 
 
-def check_config(config: Any) -> dict[str, Any]:
+def check_config(config: object) -> JSONObject:
     """An ``mcpServers`` mapping that keeps every server and that the proxy can read (its own one-sentence errors)."""
     if not isinstance(config, dict) or not isinstance(config.get("mcpServers"), dict):
         raise AssertionError(f"configure(config) should return the config, a dict with 'mcpServers'; got {type(config).__name__}.")
@@ -88,7 +89,7 @@ async def run_task(hub: MCPHub, request: str, reader: str, args: dict, want: str
             "A tool it needs may be disabled, or hidden behind a listed tool that does something else.")
 
 
-async def check(configure: Callable[[dict[str, Any]], Any]) -> Passed:
+async def check(configure: Callable[[JSONObject], object]) -> Passed:
     """Grade exercise 10: budget, listed tools, disabled tools, and every task's effect through the proxy."""
     config = check_config(call("configure", configure, copy.deepcopy(team_config())))
     with tempfile.TemporaryDirectory(prefix="exercise10-") as sandbox:

@@ -19,7 +19,7 @@ beat the latest user message by a paired 95 % interval over the steps
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable
+from typing import Callable
 
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DOMAINS, demo_tools, load_demo_queries, load_demo_scenarios
@@ -34,7 +34,7 @@ KINDS = ("task", "pivot")
 K = 3  # tools shown per step: a tight budget, where the query decides
 
 
-def check_classifier(classify: Callable[[str], Any]) -> float:
+def check_classifier(classify: Callable[[str], object]) -> float:
     """The share of literal demo queries routed to their labelled domain; AssertionError below the bar."""
     queries = [q for q in load_demo_queries() if q.kind == "literal"]
     misses = []
@@ -52,7 +52,7 @@ def check_classifier(classify: Callable[[str], Any]) -> float:
     return accuracy
 
 
-def _wrapped(name: str, query_fn: Callable[[Transcript], Any]) -> Callable[[Transcript], str]:
+def _wrapped(name: str, query_fn: Callable[[Transcript], object]) -> Callable[[Transcript], str]:
     """``query_fn`` with its failures and non-string results reported in the grader's words."""
     def query(transcript: Transcript) -> str:
         got = call(name, query_fn, transcript)
@@ -74,7 +74,7 @@ def recalls(query_fn: Callable[[Transcript], str], catalog: ToolCatalog, k: int 
     return {kind: statistics.fmean(hits) for kind, hits in step_hits(query_fn, catalog, k).items()}
 
 
-def check(classify: Callable[[str], Any], classified_query: Callable[[Transcript], Any]) -> Passed:
+def check(classify: Callable[[str], object], classified_query: Callable[[Transcript], object]) -> Passed:
     """Grade exercise 5: the classifier's routing, and its query against the transcript query and the latest message."""
     accuracy = check_classifier(classify)
     catalog = ToolCatalog(demo_tools())

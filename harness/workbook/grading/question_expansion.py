@@ -18,7 +18,7 @@ would be learning from the test), and Chapter 8's own writer is not an answer.
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable
+from typing import Callable
 
 from harness.evaluation.metrics import evaluate
 from harness.workbook.grading.learner import Passed, call
@@ -46,7 +46,7 @@ def split() -> tuple[list[CatalogTool], Split]:
     return tools, development_split(queries)
 
 
-def checked_writer(questions: Callable[[CatalogTool], Any]) -> Callable[[CatalogTool], list[str]]:
+def checked_writer(questions: Callable[[CatalogTool], object]) -> Callable[[CatalogTool], list[str]]:
     """``questions`` with its failures, wrong types and overlong lists reported in the grader's words."""
     def write(tool: CatalogTool) -> list[str]:
         got = call("my_questions", questions, tool)
@@ -76,7 +76,7 @@ def check_no_leak(tools: list[CatalogTool], write: Callable[[CatalogTool], list[
                                      f"{leaked!r}: write questions from the tool's name, description and parameters.")
 
 
-def check(my_questions: Callable[[CatalogTool], Any]) -> Passed:
+def check(my_questions: Callable[[CatalogTool], object]) -> Passed:
     """Grade exercise 9: your questions raise fielded BM25's MRR on the test rows by a separated paired interval."""
     if my_questions is rule_questions:
         raise AssertionError("my_questions is Chapter 8's own rule_questions; write rules of your own "

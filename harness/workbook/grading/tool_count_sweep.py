@@ -16,7 +16,7 @@ difference names the query, the N and what differs.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harness.evaluation.cliff import (RatePoint, Trial, accuracy_by_n, accuracy_with_interval, fixed_list_sweep, first_separated_drop,
                            provider_chooser, steepest_drop)
@@ -25,7 +25,7 @@ from harness.workbook.grading.learner import Passed, acall
 from harness.providers.offline import READING_BUDGET, OfflineModel
 
 
-def check_domains(domains: Any) -> list[str]:
+def check_domains(domains: object) -> list[str]:
     """Two or more known domains, fewer than all of them."""
     if isinstance(domains, str) or not isinstance(domains, (list, tuple)) or not all(isinstance(d, str) for d in domains):
         raise AssertionError(f"MY_DOMAINS should be a list or tuple of domain names, got {domains!r}.")
@@ -37,7 +37,7 @@ def check_domains(domains: Any) -> list[str]:
     return list(dict.fromkeys(domains))
 
 
-def check_ns(ns: Any, n_tools: int, domains: Sequence[str]) -> list[int]:
+def check_ns(ns: object, n_tools: int, domains: Sequence[str]) -> list[int]:
     """At least four tool counts from 1 up to the subset's size."""
     if not isinstance(ns, (list, tuple)) or not all(isinstance(n, int) and not isinstance(n, bool) for n in ns):
         raise AssertionError(f"NS should be a list or tuple of whole numbers, got {ns!r}.")
@@ -69,7 +69,7 @@ def check_past_budget(reference: Sequence[Trial], domains: Sequence[str]) -> Non
                              "sweep runs past it as Chapter 1's does.")
 
 
-def compare_trials(mine: Any, reference: Sequence[Trial], domains: Sequence[str]) -> None:
+def compare_trials(mine: object, reference: Sequence[Trial], domains: Sequence[str]) -> None:
     """The learner's trials are the reference's, one for one."""
     if not isinstance(mine, (list, tuple)) or not all(isinstance(t, Trial) for t in mine):
         raise AssertionError("subset_sweep() should return the list of Trial objects fixed_list_sweep gives.")
@@ -98,7 +98,7 @@ def _interval(p: RatePoint) -> str:
     return f"{p.rate:.3f} [{p.low:.3f}, {p.high:.3f}]"
 
 
-def judge_first_fall(points: Sequence[RatePoint], steepest: tuple[int, int], answer: Any) -> int | None:
+def judge_first_fall(points: Sequence[RatePoint], steepest: tuple[int, int], answer: object) -> int | None:
     """The measured first separated fall; AssertionError naming what is wrong with ``answer``."""
     truth = first_separated_drop(points)
     if answer is not None and (isinstance(answer, bool) or not isinstance(answer, int)):
@@ -120,7 +120,7 @@ def judge_first_fall(points: Sequence[RatePoint], steepest: tuple[int, int], ans
     raise AssertionError(f"FIRST_FALL={answer} is not one of your NS {[p.n for p in points]}.")
 
 
-async def check(subset_sweep: Callable[..., Any], domains: Any, ns: Any, first_fall: Any) -> Passed:
+async def check(subset_sweep: Callable[..., object], domains: object, ns: object, first_fall: object) -> Passed:
     """Grade exercise 2: the learner's sweep matches the reference, and FIRST_FALL is where it measurably falls."""
     domains = check_domains(domains)
     tools, queries = subset(domains)

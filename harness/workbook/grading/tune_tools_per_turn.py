@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any
 
 from harness.demo import load_demo_scenarios
 from harness.workbook.grading.learner import Passed
@@ -61,7 +60,7 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def check_curve(curve: Any) -> dict[int, tuple[float, float]]:
+def check_curve(curve: object) -> dict[int, tuple[float, float]]:
     """``{tools_per_turn: (task success, mean schema tokens per task)}`` covering at least :data:`GRID`."""
     if not isinstance(curve, dict):
         raise AssertionError(f"curve should be a dict {{tools_per_turn: (success, tokens)}}, got {type(curve).__name__}.")
@@ -105,7 +104,7 @@ def best_points(points: list[Point]) -> tuple[Point, Point]:
     return max(points, key=lambda p: (p.benefit, -p.cost)), max(points, key=per_thousand)
 
 
-async def check(curve: Any, pick: Any, reason: Any) -> Passed:
+async def check(curve: object, pick: object, reason: object) -> Passed:
     """Grade exercise 3: the curve agrees with the reference where the verdict rests, and PICK is a fair choice.
 
     The grader re-measures the pick, the most successful setting and the one with the most success

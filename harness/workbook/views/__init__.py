@@ -19,7 +19,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # Any: lazily loads a view function; each has its own type
     if name not in _EXPORTS:
         raise AttributeError(f"module 'harness.workbook.views' has no attribute {name!r}")
     return getattr(importlib.import_module(f"harness.workbook.views.{_EXPORTS[name]}"), name)
