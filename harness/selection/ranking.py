@@ -208,7 +208,7 @@ class Selector:
         return cls(catalog, catalog.tools, **options)
 
     @classmethod
-    def around(cls, ranker: Ranker, **options: Any) -> "Selector":
+    def around(cls, ranker: Ranker, **options: Any) -> "Selector":  # Any: forwarded unchanged to the constructor
         """A selector over whatever ``ranker`` ranks, with no tool objects: ids only (:meth:`rank`), every one
         of them unless ``k`` says otherwise — how a retriever of a public catalog is measured."""
         return cls(ranker, (), **{"k": None, **options})
