@@ -102,3 +102,16 @@ def test_metrics_re_exports_nothing_of_datasets():
     public = {n for n in vars(datasets) if not n.startswith("_") and getattr(getattr(datasets, n), "__module__", "") == datasets.__name__}
     public |= {"DATASETS"}
     assert not public & set(vars(metrics)), f"import these from harness.evaluation.datasets: {sorted(public & set(vars(metrics)))}"
+
+
+def test_a_ranker_with_only_rank_is_measured_under_its_class_name():
+    """Exercise 8's learners write a class with a ``rank`` method and nothing else; evaluate must take it."""
+    from harness.evaluation.metrics import evaluate
+    from harness.retrieval.records import Query
+
+    class OnlyRank:
+        def rank(self, query: str, k: int | None = None) -> list[str]:
+            return ["a", "b"][:k]
+
+    report = evaluate(OnlyRank(), [Query(qid="1", query="x", gold=("b",))], ks=(1, 2))  # type: ignore[arg-type]
+    assert report.name == "OnlyRank" and report.recall(2) == 1.0

@@ -195,7 +195,8 @@ class Selector:
             raise ValueError(f"A score floor needs a ranker that gives scores; {ranker.name!r} ranks only.")
         pins = [by_name[p] if isinstance(p, str) else p for p in pinned]
         self.ranker, self.tools, self.k, self.floor, self.exact_first = ranker, tools, k, floor, exact_first
-        self.name = ranker.name
+        # a learner's ranker may offer only ``rank``: its class names it then (evaluate's reports need a name)
+        self.name: str = getattr(ranker, "name", type(ranker).__name__)
         self.pinned: tuple[Tool, ...] = tuple({t.name: t for t in pins}.values())
         self._by_name = by_name
         if names is None:
