@@ -179,7 +179,7 @@ class ProxyFigures:
             f"Tokens at connection (cl100k, tool definitions): direct {d.tokens:,} for {len(d.tools)} tools; "
             f"through the proxy {p.tokens:,} for {len(p.tools)} tools ({self.saved_share:.1%} fewer).",
             f"Retriever behind search_tools: {self.retriever}.",
-            "Timings below are wall-clock on a shared machine (other jobs were running): read them as rough. "
+            "Timings below are wall-clock on this machine with whatever else it was running: read them as rough. "
             "A first start-up with the embedding extra embeds every tool; later ones read the on-disk cache.",
             f"Start-up to a listed connection: direct (in-process hub) {d.startup_seconds:.1f} s; "
             f"through the proxy {p.startup_seconds:.1f} s.",
@@ -187,7 +187,8 @@ class ProxyFigures:
         ]
         if self.catalog_latency is not None:
             c = self.catalog_latency
-            out.append(f"With the MCP-Zero catalog added as catalog-only tools ({c.deferred} deferred): {c.line()}; "
+            out.append(f"With the MCP-Zero catalog added as catalog-only tools ({c.deferred:,} tools deferred, the servers' "
+                       f"and the catalog's): {c.line()}; "
                        f"start-up {self.catalog_startup_seconds:.1f} s.")
         return out + list(self.skipped)
 
