@@ -49,7 +49,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
 from typing import Iterable
 
 from harness.core.rates import Rate
@@ -57,9 +57,9 @@ from harness.core.tools import Tool
 from harness.core.json_types import JSON, JSONObject
 
 #: Poisoned descriptions with their attack class, source and split (package data, so it installs).
-CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "poisoning_corpus.jsonl"
+CORPUS_FILE = resources.files("harness.data").joinpath("poisoning_corpus.jsonl")
 #: Poisoned and tricky benign rewordings written after the rules were frozen, each naming that commit.
-FRESH_FILE = CORPUS_FILE.with_name("poisoning_fresh.jsonl")
+FRESH_FILE = resources.files("harness.data").joinpath("poisoning_fresh.jsonl")
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
@@ -173,7 +173,7 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     # concealment
     (re.compile(rf"\b(do\s+not|don'?t|never|without|must\s+not|should\s+not|nor)\b{_GAP}\b{_TELL}\b{_GAP}\b{_USER}", re.I),
      "asks the model to hide something from the user"),
-    (re.compile(rf"\b(keep|kept)\b[^.!?\n]{{0,30}}\b(secret|hidden|confidential|private|quiet)\b[^.!?\n]{{0,20}}\bfrom\b", re.I),
+    (re.compile(r"\b(keep|kept)\b[^.!?\n]{0,30}\b(secret|hidden|confidential|private|quiet)\b[^.!?\n]{0,20}\bfrom\b", re.I),
      "asks the model to hide something from the user"),
     (re.compile(rf"\b{_USER}[^.!?\n]{{0,30}}\b((must|should|need)\s+not|mustn'?t|shouldn'?t|(is|are)\s+not\s+(to\s+be\s+)?made)\s+(know|be\s+told|see|notice|aware|find\s+out)", re.I),
      "asks the model to hide something from the user"),
