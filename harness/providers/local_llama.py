@@ -221,6 +221,7 @@ class LocalLlamaServer:
         # One core is left to the caller: on a busy 2-core machine two server threads that wait
         # for each other ran 3-5x slower than one (measured while writing Chapter 1).
         threads = threads or max(1, (os.cpu_count() or 2) - 1)
+        self.threads = threads
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.model = install.model
@@ -489,6 +490,17 @@ class LocalLlamaProvider:
         transcript = Transcript()
         transcript.add_user(request)
         return self._choose(self.prompt(system, transcript, tools), [t.name for t in tools])
+
+    def complete_json(self, system: str, request: str, schema: JSONObject, max_tokens: int = 400) -> str:
+        """The model's greedy answer to a one-message request, constrained by the server to the JSON ``schema``
+        (Chapter 8b's tool documents): the shape cannot be wrong, only cut short by ``max_tokens``."""
+        transcript = Transcript()
+        transcript.add_user(request)
+        answer = self.server.post("/completion", {
+            "prompt": self.prompt(system, transcript, []), "json_schema": schema, "temperature": 0,
+            "n_predict": max_tokens, "cache_prompt": True,
+        })
+        return str(answer.get("content", ""))
 
     def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> StepChoice:
         """What the model does next in this conversation with these tools shown: answer, or call which one."""

@@ -13,7 +13,8 @@ a ``write_*`` tool is what "save" and "store" ask for), its required parameters 
 and its enum values — because the real small model writes about one tool every few seconds on
 these cores, hours for the catalogs here. Any writer (a model's, too) plugs in as a function
 from a tool to its questions; :class:`QuestionCache` keeps them by writer and definition hash,
-so a tool is written for once and again only when its definition changes.
+so a tool is written for once and again only when its definition changes. A writer whose text is
+more than a list of questions (Chapter 8b's model-written documents) passes its own ``render``.
 """
 from __future__ import annotations
 
@@ -99,14 +100,20 @@ class QuestionCache:
             os.replace(tmp, self.path)
 
 
+def questions_text(questions: Sequence[str]) -> str:
+    """How questions are appended to a description."""
+    return f"Questions it answers: {' '.join(questions)}"
+
+
 def expanded(tools: Sequence[CatalogTool], writer: Writer = rule_questions,
-             cache: QuestionCache | None = None) -> list[CatalogTool]:
-    """The same tools (same ids) with their questions appended to each description."""
+             cache: QuestionCache | None = None, render: Callable[[Sequence[str]], str] = questions_text
+             ) -> list[CatalogTool]:
+    """The same tools (same ids) with what ``writer`` wrote, rendered, appended to each description;
+    a tool it wrote nothing for is returned as it was."""
     cache = cache or QuestionCache()
     out = []
     for t in tools:
         questions = cache.questions(t, writer)
-        text = f"{t.description}\nQuestions it answers: {' '.join(questions)}" if questions else t.description
-        out.append(replace(t, description=text.strip()))
+        out.append(replace(t, description=f"{t.description}\n{render(questions)}".strip()) if questions else t)
     cache.save()
     return out

@@ -1,0 +1,289 @@
+"""Tool documents written by the real small model for retrieval, each example request checked by the same model.
+
+Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``).
+
+Why: Chapter 8a's rule-written questions (:mod:`harness.retrieval.expansion`) gave no call, while the
+published Tool-DE result is that rewriting a tool's document — when to use it, what it is not for,
+requests in a user's words — gave the largest gain on tool-retrieval benchmarks. So the local model
+writes one short document per tool: ``use_when`` (one sentence), three ``examples`` (requests as a user
+would type them, no tool names) and ``not_for`` (one sentence). The server constrains the answer to
+:data:`DOCUMENT_SCHEMA`, so its shape cannot be wrong, and decodes greedily, so a rebuild writes the same.
+
+Why a guard: a small model invents capabilities. An example request is kept only if the same model,
+shown the tool and its four nearest neighbours in the catalog (BM25 over the original documents, in an
+order fixed by the tool's hash), picks this tool for it (:meth:`LocalLlamaProvider.choose
+<harness.providers.local_llama.LocalLlamaProvider.choose>`); an example that names the tool is dropped
+unasked. Every verdict is kept with its reason, and :func:`sample_for_review` prints a fixed sample for
+a person to read. Only ``use_when``, the kept examples and ``not_for`` are appended to a description,
+through :func:`~harness.retrieval.expansion.expanded`, keyed by the definition hash the document was
+written for: a tool whose definition has changed since keeps its original text.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Protocol, Sequence
+
+from harness.core.json_types import JSON, JSONObject
+from harness.core.tools import Tool
+from harness.mcp.names import MAX_NAME_LENGTH, sanitize
+from harness.providers.local_llama import ToolChoice
+from harness.retrieval.bm25 import BM25Retriever, name_and_description
+from harness.retrieval.expansion import QuestionCache, Writer, expanded
+from harness.retrieval.records import CatalogTool
+
+#: What the model must answer: the server turns this into a grammar, so parsing cannot fail on shape.
+DOCUMENT_SCHEMA: JSONObject = {
+    "type": "object",
+    "properties": {
+        "use_when": {"type": "string", "minLength": 10, "maxLength": 200},
+        "examples": {"type": "array", "minItems": 3, "maxItems": 3,
+                     "items": {"type": "string", "minLength": 8, "maxLength": 160}},
+        "not_for": {"type": "string", "minLength": 5, "maxLength": 200},
+    },
+    "required": ["use_when", "examples", "not_for"],
+    "additionalProperties": False,
+}
+SYSTEM = "You write short search documents for software tools. Answer with JSON only."
+INSTRUCTIONS = (
+    "Write a JSON object with: use_when (one sentence: when a user needs this tool); examples (three requests "
+    "a user might type, in everyday words, each one this tool alone can serve with its parameters; never use "
+    "the tool's name); not_for (one sentence: a nearby job this tool does not do)."
+)
+NEIGHBOURS = 4
+#: How much of a long description the model reads (a few descriptions are pages long).
+DESCRIPTION_CHARS = 800
+
+
+class DocumentModel(Protocol):
+    """What writing and guarding need of a model: the real one is :class:`~harness.providers.local_llama.LocalLlamaProvider`."""
+
+    def complete_json(self, system: str, request: str, schema: JSONObject) -> str: ...
+
+    def choose(self, request: str, tools: Sequence[Tool]) -> ToolChoice: ...
+
+
+@dataclass(frozen=True)
+class ToolDocument:
+    """One tool's retrieval document."""
+
+    use_when: str
+    examples: tuple[str, ...]
+    not_for: str
+
+    @classmethod
+    def from_json(cls, data: JSON) -> "ToolDocument":
+        """The document in ``data``; a one-sentence ValueError when it is not of :data:`DOCUMENT_SCHEMA`'s shape."""
+        ok = (isinstance(data, dict) and isinstance(data.get("use_when"), str) and isinstance(data.get("not_for"), str)
+              and isinstance(data.get("examples"), list) and all(isinstance(e, str) for e in data["examples"]))
+        if not ok:
+            raise ValueError(f"A tool document needs use_when, examples and not_for as text, got {str(data)[:80]!r}.")
+        assert isinstance(data, dict)
+        return cls(data["use_when"].strip(), tuple(e.strip() for e in data["examples"]), data["not_for"].strip())
+
+    def to_json(self) -> JSONObject:
+        return {"use_when": self.use_when, "examples": list(self.examples), "not_for": self.not_for}
+
+    def lines(self) -> list[str]:
+        """The text appended to the tool's description, one line per part (examples only when some are left)."""
+        examples = [f"Example requests: {' / '.join(self.examples)}"] if self.examples else []
+        return [f"Use it when: {self.use_when}", *examples, f"Not for: {self.not_for}"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's word on one example request: kept, or dropped and why."""
+
+    request: str
+    kept: bool
+    reason: str
+    chosen: str | None = None  # the tool id the model picked (None: it was not asked)
+    margin: float | None = None
+
+    def to_json(self) -> JSONObject:
+        return {"request": self.request, "kept": self.kept, "reason": self.reason, "chosen": self.chosen,
+                "margin": self.margin}
+
+    @classmethod
+    def from_json(cls, data: JSONObject) -> "Verdict":
+        margin = data.get("margin")
+        return cls(str(data["request"]), bool(data["kept"]), str(data["reason"]),
+                   None if data.get("chosen") is None else str(data["chosen"]),
+                   None if margin is None else float(str(margin)))
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One line of ``harness/data/tool_documents/<dataset>.jsonl``: a tool's document and how it was made."""
+
+    id: str
+    sha256: str  # the definition hash the document was written for
+    document: ToolDocument
+    guard: tuple[Verdict, ...] = ()
+    seconds: float = 0.0
+    model_sha256: str = ""
+    threads: int = 0
+    extra: Mapping[str, JSON] = field(default_factory=dict, compare=False)
+
+    def kept(self) -> ToolDocument:
+        """The document with only the examples the guard kept."""
+        kept = {v.request for v in self.guard if v.kept}
+        return ToolDocument(self.document.use_when, tuple(e for e in self.document.examples if e in kept),
+                            self.document.not_for)
+
+    def to_json(self) -> JSONObject:
+        return {"id": self.id, "sha256": self.sha256, "document": self.document.to_json(),
+                "guard": [v.to_json() for v in self.guard], "seconds": round(self.seconds, 2),
+                "model_sha256": self.model_sha256, "threads": self.threads}
+
+    def to_json_line(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, data: JSON) -> "DocumentRecord":
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not isinstance(data.get("sha256"), str):
+            raise ValueError("A tool-document line needs an id and a sha256.")
+        guard = data.get("guard") or []
+        return cls(data["id"], data["sha256"], ToolDocument.from_json(data.get("document")),
+                   tuple(Verdict.from_json(v) for v in guard if isinstance(v, dict)) if isinstance(guard, list) else (),
+                   float(data.get("seconds") or 0.0), str(data.get("model_sha256") or ""), int(data.get("threads") or 0))
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A documents file's text ('' when absent); one that cannot be read is a one-sentence ValueError."""
+    p = Path(path)
+    if not p.exists():
+        return ""
+    try:
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"The tool-document file {p.name} cannot be read ({type(e).__name__}).") from None
+
+
+def read_records(path: str | os.PathLike[str]) -> list[DocumentRecord]:
+    """The records of a documents file, in file order (none when absent); a line that does not parse
+    (a run cut mid-line) is dropped."""
+    return parse_records(read_text(path))
+
+
+def parse_records(text: str) -> list[DocumentRecord]:
+    """The records of a documents file's text; lines that do not parse are dropped."""
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(DocumentRecord.from_json(json.loads(line)))
+        except (ValueError, KeyError, TypeError):
+            continue  # a cut last line, or a damaged one: that tool is written again on the next run
+    return out
+
+
+def document_request(t: CatalogTool) -> str:
+    """What the model is asked for one tool: its definition in short, then the instructions."""
+    params = "; ".join(f"{n}: {d}" if d else n for n, d in t.parameters) or "none"
+    server = f"Server: {t.server}\n" if t.server else ""
+    return (f"{server}Tool: {t.name}\nDescription: {t.description[:DESCRIPTION_CHARS]}\nParameters: {params}\n\n"
+            f"{INSTRUCTIONS}")
+
+
+def write_document(t: CatalogTool, model: DocumentModel) -> ToolDocument:
+    """The model's document for ``t``; a one-sentence ValueError when its answer is no complete JSON object."""
+    answer = model.complete_json(SYSTEM, document_request(t), DOCUMENT_SCHEMA)
+    try:
+        data = json.loads(answer)
+    except json.JSONDecodeError:
+        raise ValueError(f"The model's document for {t.id} is not complete JSON (cut at {len(answer)} characters).") from None
+    return ToolDocument.from_json(data)
+
+
+def neighbours(tools: Sequence[CatalogTool], k: int = NEIGHBOURS) -> dict[str, list[CatalogTool]]:
+    """Each tool's ``k`` nearest tools by BM25 over the original documents: its name and description as the
+    query, itself and tools with the very same definition left out (the model could not tell them apart)."""
+    index = BM25Retriever(tools, fast=True)
+    by_id = {t.id: t for t in tools}
+    out = {}
+    for t in tools:
+        ranked = (by_id[i] for i in index.rank(name_and_description(t)))
+        out[t.id] = [n for n, _ in zip((n for n in ranked if n.definition_hash() != t.definition_hash()), range(k))]
+    return out
+
+
+def shown_tools(group: Sequence[CatalogTool]) -> list[Tool]:
+    """The tools as the model is shown them: valid, distinct names (sanitised; numbered if two collide)."""
+    names = [sanitize(t.name)[:MAX_NAME_LENGTH] or "tool" for t in group]
+    if len(set(names)) < len(names):
+        names = [f"{n[:MAX_NAME_LENGTH - 4]}_{i}" for i, n in enumerate(names)]
+    return [t.to_tool(n) for t, n in zip(group, names)]
+
+
+def names_tool(request: str, t: CatalogTool) -> bool:
+    """Whether the request spells out the tool's identifier (an identifier, not a plain word like ``search``)."""
+    return len(t.name) >= 4 and bool(re.search(r"[^a-z]", t.name)) and t.name.lower() in request.lower()
+
+
+def guard(t: CatalogTool, document: ToolDocument, near: Sequence[CatalogTool], model: DocumentModel) -> list[Verdict]:
+    """A verdict per example: kept only if the model, shown ``t`` among ``near``, picks ``t`` for it."""
+    group = [t, *near]
+    random.Random(t.definition_hash()).shuffle(group)  # where the tool sits is fixed, not always first
+    shown = shown_tools(group)
+    by_name = {s.name: g for s, g in zip(shown, group)}
+    verdicts = []
+    for request in document.examples:
+        if names_tool(request, t):
+            verdicts.append(Verdict(request, False, "it names the tool"))
+            continue
+        choice = model.choose(request, shown)
+        chosen = by_name[choice.tool]
+        if chosen.id == t.id:
+            verdicts.append(Verdict(request, True, f"the model chose this tool among {len(group)}", t.id, choice.margin))
+        else:
+            verdicts.append(Verdict(request, False, f"the model chose {chosen.id} instead", chosen.id, choice.margin))
+    return verdicts
+
+
+def documents_writer(records: Mapping[str, DocumentRecord]) -> Writer:
+    """A :data:`~harness.retrieval.expansion.Writer` giving a tool its guarded document's lines, if one was
+    written for its current definition (nothing otherwise, so the tool keeps its text)."""
+    def document_lines(t: CatalogTool) -> list[str]:
+        r = records.get(t.id)
+        return r.kept().lines() if r is not None and r.sha256 == t.definition_hash() else []
+    return document_lines
+
+
+def document_block(lines: Sequence[str]) -> str:
+    """How a document's lines are appended to a description."""
+    return "\n".join(lines)
+
+
+def with_documents(tools: Sequence[CatalogTool], records: Mapping[str, DocumentRecord]) -> list[CatalogTool]:
+    """The tools with their documents appended (same ids); tools without a current document unchanged."""
+    return expanded(tools, documents_writer(records), QuestionCache(), render=document_block)
+
+
+def guard_counts(records: Sequence[DocumentRecord]) -> dict[str, int]:
+    """How many example requests the guard kept and dropped, and the dropped ones by reason's kind."""
+    verdicts = [v for r in records for v in r.guard]
+    dropped = [v for v in verdicts if not v.kept]
+    return {"kept": len(verdicts) - len(dropped), "dropped": len(dropped),
+            "dropped_for_naming_the_tool": sum(v.reason == "it names the tool" for v in dropped),
+            "dropped_for_a_neighbour": sum(v.chosen is not None for v in dropped)}
+
+
+def sample_for_review(records: Sequence[DocumentRecord], tools: Sequence[CatalogTool], n: int = 30,
+                      seed: int = 0) -> str:
+    """A readable sample of ``n`` documents (a seeded draw) with each tool's definition in short and the
+    guard's verdicts, for a person to check that no example asks for more than the tool can do."""
+    by_id = {t.id: t for t in tools}
+    present = [r for r in records if r.id in by_id]
+    chosen = sorted(random.Random(seed).sample(range(len(present)), min(n, len(present))))
+    blocks = []
+    for k, i in enumerate(chosen, 1):
+        r, t = present[i], by_id[present[i].id]
+        params = ", ".join(name for name, _ in t.parameters) or "none"
+        verdicts = "\n".join(f"    [{'kept' if v.kept else 'DROPPED'}] {v.request}  ({v.reason})" for v in r.guard)
+        blocks.append(f"{k}. {t.id}\n  Description: {t.description[:300]}\n  Parameters: {params}\n"
+                      f"  Use when: {r.document.use_when}\n  Not for: {r.document.not_for}\n  Examples:\n{verdicts}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,250 @@
+"""Model-written tool documents (Chapter 8b): writing, the guard, the resumable builder and the measurement,
+with a scripted fake model in place of llama-server."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from harness.experiments import tool_documents
+from harness.experiments.tool_documents import build, load_documents, main, measure
+from harness.experiments.zero_shot import Catalog, catalogs
+from harness.providers.local_llama import LocalLlamaProvider, ToolChoice
+from harness.retrieval.expansion import expanded
+from harness.retrieval.model_documents import (DOCUMENT_SCHEMA, DocumentRecord, ToolDocument, Verdict, guard,
+                                                guard_counts, neighbours, read_records, sample_for_review,
+                                                with_documents, write_document)
+from harness.retrieval.records import CatalogTool
+
+
+def examples_for(name: str) -> list[str]:
+    return [f"first request {i} for {name.replace('_', ' ')} please" for i in range(3)]
+
+
+class FakeModel:
+    """Answers a document request with a scripted document; picks the tool the example was written for,
+    unless the request is scripted to go to a neighbour (``misassign``)."""
+
+    def __init__(self, misassign: set[str] = frozenset(), answers: dict[str, str] | None = None) -> None:
+        self.misassign = misassign
+        self.answers = answers or {}
+        self.written: list[str] = []  # tool names, in the order documents were asked for
+        self.schemas: list[dict] = []
+        self.author: dict[str, str] = {}  # example request -> the tool name it was written for
+
+    def complete_json(self, system: str, request: str, schema: dict) -> str:
+        name = next(line for line in request.splitlines() if line.startswith("Tool: "))[len("Tool: "):]
+        self.written.append(name)
+        self.schemas.append(schema)
+        if name in self.answers:
+            return self.answers[name]
+        for e in examples_for(name):
+            self.author[e] = name
+        return json.dumps({"use_when": f"When you need to {name.replace('_', ' ')}.", "examples": examples_for(name),
+                           "not_for": f"Not for anything but {name}."})
+
+    def choose(self, request: str, tools) -> ToolChoice:
+        names = [t.name for t in tools]
+        target = self.author[request]
+        pick = next(n for n in names if n != target) if request in self.misassign else target
+        return ToolChoice(pick, 2.5, None)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Catalog:
+    return catalogs()["demo"]
+
+
+def test_the_schema_constrained_document_is_parsed(demo):
+    t = demo.tools[0]
+    model = FakeModel()
+    doc = write_document(t, model)
+    assert doc == ToolDocument(f"When you need to {t.name.replace('_', ' ')}.", tuple(examples_for(t.name)),
+                               f"Not for anything but {t.name}.")
+    assert model.schemas == [DOCUMENT_SCHEMA]
+    assert DOCUMENT_SCHEMA["properties"]["examples"]["minItems"] == DOCUMENT_SCHEMA["properties"]["examples"]["maxItems"] == 3
+
+
+def test_an_answer_cut_short_is_one_sentence_error(demo):
+    t = demo.tools[0]
+    with pytest.raises(ValueError, match=r"^The model's document for .* is not complete JSON \(cut at \d+ characters\)\.$"):
+        write_document(t, FakeModel(answers={t.name: '{"use_when": "When'}))
+
+
+def test_the_real_provider_asks_greedily_with_the_json_schema():
+    sent = []
+
+    class Server:
+        def post(self, path, payload):
+            sent.append((path, payload))
+            return {"prompt": "<rendered>"} if path == "/apply-template" else {"content": '{"a": 1}'}
+
+    provider = object.__new__(LocalLlamaProvider)  # no llama-server: only the payload is checked
+    provider.server = Server()
+    assert provider.complete_json("sys", "write it", DOCUMENT_SCHEMA) == '{"a": 1}'
+    (_, template), (path, payload) = sent
+    assert template["tools"] == [] and template["messages"][-1] == {"role": "user", "content": "write it"}
+    assert path == "/completion" and payload["json_schema"] == DOCUMENT_SCHEMA and payload["temperature"] == 0
+    assert payload["prompt"] == "<rendered>"
+
+
+def test_the_guard_drops_an_example_the_model_gives_to_a_neighbour(demo):
+    t = demo.tools[5]
+    model = FakeModel()
+    doc = write_document(t, model)
+    model.misassign = {doc.examples[1]}
+    near = neighbours(demo.tools)[t.id]
+    assert len(near) == 4 and t.id not in {n.id for n in near}
+    verdicts = guard(t, doc, near, model)
+    assert [v.kept for v in verdicts] == [True, False, True]
+    assert verdicts[1].chosen in {n.id for n in near} and verdicts[1].reason == f"the model chose {verdicts[1].chosen} instead"
+    record = DocumentRecord(t.id, t.definition_hash(), doc, tuple(verdicts))
+    assert record.kept().examples == (doc.examples[0], doc.examples[2])
+    assert guard_counts([record]) == {"kept": 2, "dropped": 1, "dropped_for_naming_the_tool": 0,
+                                      "dropped_for_a_neighbour": 1}
+
+
+def test_an_example_naming_the_tool_is_dropped_unasked(demo):
+    t = next(x for x in demo.tools if "_" in x.name)
+    doc = ToolDocument("When needed.", (f"please run {t.name} now", "something else entirely"), "Not for that.")
+    model = FakeModel()
+    model.author["something else entirely"] = t.name
+    verdicts = guard(t, doc, neighbours(demo.tools)[t.id], model)
+    assert verdicts[0] == Verdict(f"please run {t.name} now", False, "it names the tool")
+    assert verdicts[1].kept
+
+
+def test_expanded_text_carries_use_when_kept_examples_and_not_for(demo):
+    t = demo.tools[2]
+    doc = ToolDocument("When you need it.", ("ask one", "ask two", "ask three"), "Not for cooking.")
+    guarded = (Verdict("ask one", True, "ok"), Verdict("ask two", False, "no"), Verdict("ask three", True, "ok"))
+    more = with_documents(demo.tools, {t.id: DocumentRecord(t.id, t.definition_hash(), doc, guarded)})
+    text = more[2].description
+    assert text.startswith(t.description) and "When you need it." in text and "Not for cooking." in text
+    assert "ask one" in text and "ask three" in text and "ask two" not in text
+    assert [m.id for m in more] == [x.id for x in demo.tools]
+    assert all(m is x for m, x in zip(more, demo.tools) if m.id != t.id)
+
+
+def test_a_document_for_an_older_definition_is_not_appended(demo):
+    t = demo.tools[2]
+    doc = ToolDocument("When you need it.", (), "Not for cooking.")
+    more = with_documents(demo.tools, {t.id: DocumentRecord(t.id, "0" * 64, doc)})
+    assert more[2] is demo.tools[2]
+
+
+def test_a_tool_the_writer_wrote_nothing_for_is_returned_as_it_was():
+    t = CatalogTool("x", "x", "Reads a file.\n")  # a trailing newline is part of the definition (and its hash)
+    (same,) = expanded([t], writer=lambda _: [])
+    assert same.description == t.description and same.definition_hash() == t.definition_hash()
+
+
+def _file_ids(path):
+    return [(r.id, r.sha256) for r in read_records(path)]
+
+
+def test_resume_skips_done_tools_and_writes_the_rest(demo, tmp_path):
+    out = tmp_path / "demo.jsonl"
+    model = FakeModel()
+    build("demo", out, model, limit=2, say=lambda s: None)
+    assert model.written == [t.name for t in demo.tools[:2]]
+    again = FakeModel()
+    written = build("demo", out, again, limit=4, threads=1, say=lambda s: None)
+    assert again.written == [t.name for t in demo.tools[2:4]] and len(written) == 2
+    assert _file_ids(out) == [(t.id, t.definition_hash()) for t in demo.tools[:4]]
+    line = json.loads(out.read_text().splitlines()[-1])
+    assert set(line) >= {"id", "sha256", "document", "guard", "seconds", "model_sha256", "threads"}
+    assert len(line["guard"]) == 3 and line["threads"] == 1 and len(line["model_sha256"]) == 64
+
+
+def test_a_changed_definition_is_rewritten_and_an_unchanged_one_is_not(demo, tmp_path, monkeypatch):
+    out = tmp_path / "demo.jsonl"
+    build("demo", out, FakeModel(), limit=3, say=lambda s: None)
+    changed = replace(demo.tools[1], description=demo.tools[1].description + " Now also in colour.")
+    tools = [demo.tools[0], changed, *demo.tools[2:]]
+    monkeypatch.setattr(tool_documents, "catalog", lambda dataset, seed=0: Catalog(tools, demo.development, demo.test))
+    model = FakeModel()
+    build("demo", out, model, limit=3, say=lambda s: None)
+    assert model.written == [changed.name]
+    assert sorted(_file_ids(out)) == sorted((t.id, t.definition_hash()) for t in tools[:3])
+    assert len(out.read_text().splitlines()) == 3  # the old line of the changed tool is gone
+
+
+def test_a_cut_last_line_is_ignored_and_written_again(demo, tmp_path):
+    out = tmp_path / "demo.jsonl"
+    build("demo", out, FakeModel(), limit=3, say=lambda s: None)
+    lines = out.read_text().splitlines()
+    out.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][: len(lines[2]) // 2])  # a run killed mid-line
+    assert [r.id for r in read_records(out)] == [t.id for t in demo.tools[:2]]
+    model = FakeModel()
+    build("demo", out, model, limit=3, say=lambda s: None)
+    assert model.written == [demo.tools[2].name]
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [t.id for t in demo.tools[:3]]
+
+
+def test_measure_gives_paired_intervals_and_leaves_undocumented_tools_alone(demo, monkeypatch):
+    monkeypatch.setattr(tool_documents, "dense_unavailable_reason", lambda: "no embeddings in this test.")
+    model = FakeModel()
+    records = {}
+    for t in demo.tools[:10]:
+        doc = write_document(t, model)
+        records[t.id] = DocumentRecord(t.id, t.definition_hash(), doc, tuple(guard(t, doc, [], model)))
+    result = measure("demo", records)
+    assert result.documented == 10 and result.tools == len(demo.tools)
+    assert result.skipped == {"dense-minilm": "no embeddings in this test.", "hybrid-rrf": "no embeddings in this test."}
+    assert [(r.test_set, r.retriever) for r in result.rows] == [("demo", "bm25"), ("demo", "bm25-fielded")]
+    for r in result.rows:
+        assert r.n == len(demo.test["demo"])
+        for mean, low, high in (r.original, r.expanded):
+            assert low <= mean <= high
+        assert r.difference[0] == pytest.approx(r.expanded[0] - r.original[0])
+        assert r.difference[1] <= r.difference[0] <= r.difference[2]
+    assert any(r.difference[0] != 0 for r in result.rows)  # the documents did change some rankings
+    assert "10 of 74 tools have a document" in result.table() and "skipped hybrid-rrf" in result.table()
+    nothing = measure("demo", {}, names=("bm25",))
+    assert nothing.documented == 0 and nothing.rows[0].difference == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("call", [lambda: measure("nope"), lambda: load_documents("nope"),
+                                  lambda: build("nope", "x.jsonl", FakeModel())])
+def test_an_unknown_dataset_is_one_sentence(call):
+    with pytest.raises(ValueError, match=r"^No dataset named 'nope'; the datasets are: demo, livemcpbench, toollens\.$"):
+        call()
+
+
+def test_an_unreadable_file_is_one_sentence(tmp_path):
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(ValueError, match=r"^The tool-document file folder\.jsonl cannot be read \(\w+\)\.$"):
+        read_records(tmp_path / "folder.jsonl")
+    (tmp_path / "bytes.jsonl").write_bytes(b"\xff\xfe{")
+    with pytest.raises(ValueError, match=r"cannot be read \(UnicodeDecodeError\)\.$"):
+        read_records(tmp_path / "bytes.jsonl")
+
+
+def test_the_cli_says_one_sentence_for_bad_input_and_starts_no_model(capsys, monkeypatch):
+    monkeypatch.setattr(tool_documents, "LocalLlamaProvider", lambda **_: pytest.fail("the model was started"))
+    assert main(["--dataset", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "No dataset named 'nope'; the datasets are: demo, livemcpbench, toollens." and "Traceback" not in err
+
+
+def test_absent_committed_documents_are_empty_and_say_so(monkeypatch):
+    monkeypatch.setattr(tool_documents, "FOLDER", "no_such_folder")
+    found = load_documents("demo")
+    assert found.records == {} and "python -m harness.experiments.tool_documents --dataset demo" in found.note
+
+
+def test_the_review_sample_is_readable_and_fixed(demo):
+    model = FakeModel()
+    records = []
+    for t in demo.tools[:6]:
+        doc = write_document(t, model)
+        model.misassign = {doc.examples[0]}
+        records.append(DocumentRecord(t.id, t.definition_hash(), doc, tuple(guard(t, doc, neighbours(demo.tools)[t.id], model))))
+    text = sample_for_review(records, demo.tools, n=3, seed=0)
+    assert text == sample_for_review(records, demo.tools, n=3, seed=0)
+    blocks = text.split("\n\n")
+    assert len(blocks) == 3 and all(b.split(". ", 1)[1].split("\n")[0] in {t.id for t in demo.tools[:6]} for b in blocks)
+    assert text.count("[DROPPED]") == 3 and text.count("[kept]") == 6 and "Use when: When you need to" in text
+    assert len(sample_for_review(records, demo.tools, n=30).split("\n\n")) == 6
