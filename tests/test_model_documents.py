@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from harness.experiments import tool_documents
-from harness.experiments.tool_documents import build, load_documents, main, measure
+from harness.experiments.tool_documents import build, load_documents, main, measure, timing
 from harness.experiments.zero_shot import Catalog, catalogs
 from harness.providers.local_llama import LocalLlamaProvider, ToolChoice
 from harness.retrieval.expansion import expanded
@@ -156,6 +156,7 @@ def test_resume_skips_done_tools_and_writes_the_rest(demo, tmp_path):
     line = json.loads(out.read_text().splitlines()[-1])
     assert set(line) >= {"id", "sha256", "document", "guard", "seconds", "model_sha256", "threads"}
     assert len(line["guard"]) == 3 and line["threads"] == 1 and len(line["model_sha256"]) == 64
+    assert timing(read_records(out))["tools"] == 4 and timing(read_records(out))["threads"] == 1
 
 
 def test_a_changed_definition_is_rewritten_and_an_unchanged_one_is_not(demo, tmp_path, monkeypatch):
@@ -227,6 +228,15 @@ def test_the_cli_says_one_sentence_for_bad_input_and_starts_no_model(capsys, mon
     assert main(["--dataset", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "No dataset named 'nope'; the datasets are: demo, livemcpbench, toollens." and "Traceback" not in err
+
+
+def test_the_cli_prints_a_review_sample_without_a_model(demo, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(tool_documents, "LocalLlamaProvider", lambda **_: pytest.fail("the model was started"))
+    out = tmp_path / "demo.jsonl"
+    build("demo", out, FakeModel(), limit=2, say=lambda s: None)
+    assert main(["--dataset", "demo", "--out", str(out), "--review", "5"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("1. ") and demo.tools[0].id in printed and demo.tools[1].id in printed
 
 
 def test_absent_committed_documents_are_empty_and_say_so(monkeypatch):

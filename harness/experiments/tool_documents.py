@@ -6,7 +6,8 @@ Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``).
         --out harness/data/tool_documents/demo.jsonl
 
 writes, with the real small model, one guarded document per tool (:mod:`harness.retrieval.model_documents`)
-to the committed JSONL, one line per tool as it finishes. Why a line per tool: the catalogs here take
+to the committed JSONL, one line per tool as it finishes (with ``--review 30`` it writes nothing and
+prints a seeded sample of the file's documents for a person to check). Why a line per tool: the catalogs here take
 hours on two cores, so a cut run loses at most the tool it was writing. Run again, it resumes: tools
 whose id and definition hash are in the file are skipped, a tool whose definition changed is written
 again, and a cut last line is dropped. Each line records its seconds, the server's threads and the
@@ -35,7 +36,7 @@ from harness.providers.local_llama import MODEL_SHA256, LocalLlamaProvider
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.model_documents import (DocumentModel, DocumentRecord, documents_writer, guard, guard_counts,
                                                 neighbours, parse_records, read_records, read_text,
-                                                with_documents,
+                                                sample_for_review, with_documents,
                                                 write_document)
 from harness.retrieval.named import make_retriever, needs_embeddings
 
@@ -205,10 +206,15 @@ def main(argv: list[str] | None = None) -> int:
                                       "harness/data/tool_documents/DATASET.jsonl)")
     parser.add_argument("--limit", type=int, help="only the catalog's first N tools")
     parser.add_argument("--threads", type=int, default=0, help="llama-server threads (default: all cores but one)")
+    parser.add_argument("--review", type=int, metavar="N",
+                        help="write nothing: print a seeded sample of N documents of --out for a person to review")
     args = parser.parse_args(argv)
     out = args.out or f"harness/data/{FOLDER}/{args.dataset}.jsonl"
     try:
-        catalog(args.dataset)  # a bad name fails before the model is started
+        cat = catalog(args.dataset)  # a bad name fails before the model is started
+        if args.review is not None:
+            print(sample_for_review(read_records(out), cat.tools, n=args.review))
+            return 0
         start = time.perf_counter()
         with LocalLlamaProvider(threads=args.threads or None) as model:
             written = build(args.dataset, out, model, limit=args.limit, threads=model.server.threads,

@@ -24,7 +24,7 @@ import json
 import os
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol, Sequence
 
@@ -127,7 +127,6 @@ class DocumentRecord:
     seconds: float = 0.0
     model_sha256: str = ""
     threads: int = 0
-    extra: Mapping[str, JSON] = field(default_factory=dict, compare=False)
 
     def kept(self) -> ToolDocument:
         """The document with only the examples the guard kept."""
