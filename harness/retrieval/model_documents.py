@@ -50,7 +50,7 @@ DOCUMENT_SCHEMA: JSONObject = {
 }
 SYSTEM = "You write short search documents for software tools. Answer with JSON only."
 INSTRUCTIONS = (
-    "Write a JSON object with: use_when (one sentence: when a user needs this tool); examples (three requests "
+    "Write a JSON object, in English, with: use_when (one sentence: when a user needs this tool); examples (three requests "
     "a user might type, in everyday words, each one this tool alone can serve with its parameters; never use "
     "the tool's name); not_for (one sentence: a nearby job this tool does not do)."
 )
