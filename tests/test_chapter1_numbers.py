@@ -20,10 +20,11 @@ def sweep():
     """The stand-in's sweep over Chapter 1's fixed lists, at a given reading budget (None: the default)."""
     pool, _ = sweep_pool(max(SWEEP_NS))
     queries = load_demo_queries()
+    demo_ns = [n for n in SWEEP_NS if n <= len(demo_tools())]  # the chapter runs the stand-in in the demo world only
 
     def at(budget: int | None = None):
         model = OfflineModel() if budget is None else OfflineModel(reading_budget=budget)
-        return run(fixed_list_sweep(provider_chooser(model), pool, queries, SWEEP_NS, confusable_pairs=CONFUSABLE_PAIRS))
+        return run(fixed_list_sweep(provider_chooser(model), pool, queries, demo_ns, confusable_pairs=CONFUSABLE_PAIRS))
     return at
 
 

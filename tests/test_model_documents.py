@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import AbstractSet, cast
 
 import pytest
 
 from harness.experiments import tool_documents
 from harness.experiments.tool_documents import build, load_documents, main, measure, timing
 from harness.experiments.zero_shot import Catalog, catalogs
-from harness.providers.local_llama import LocalLlamaProvider, ToolChoice
+from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
 from harness.retrieval.expansion import expanded
 from harness.retrieval.model_documents import (DOCUMENT_SCHEMA, DocumentRecord, ToolDocument, Verdict, guard,
                                                 guard_counts, neighbours, read_records, sample_for_review,
@@ -26,7 +27,7 @@ class FakeModel:
     """Answers a document request with a scripted document; picks the tool the example was written for,
     unless the request is scripted to go to a neighbour (``misassign``)."""
 
-    def __init__(self, misassign: set[str] = frozenset(), answers: dict[str, str] | None = None) -> None:
+    def __init__(self, misassign: AbstractSet[str] = frozenset(), answers: dict[str, str] | None = None) -> None:
         self.misassign = misassign
         self.answers = answers or {}
         self.written: list[str] = []  # tool names, in the order documents were asked for
@@ -81,7 +82,7 @@ def test_the_real_provider_asks_greedily_with_the_json_schema():
             return {"prompt": "<rendered>"} if path == "/apply-template" else {"content": '{"a": 1}'}
 
     provider = object.__new__(LocalLlamaProvider)  # no llama-server: only the payload is checked
-    provider.server = Server()
+    provider.server = cast(LocalLlamaServer, Server())  # a fake: only post() is called
     assert provider.complete_json("sys", "write it", DOCUMENT_SCHEMA) == '{"a": 1}'
     (_, template), (path, payload) = sent
     assert template["tools"] == [] and template["messages"][-1] == {"role": "user", "content": "write it"}

@@ -6,7 +6,7 @@ from collections import Counter
 from harness.evaluation.cliff import Trial, fixed_lists
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.providers.local_llama import MODEL_SHA256
-from harness.experiments.real_cliff import COMMAND, SWEEP_NS, agreement, load, sample_queries, save, SweepResult
+from harness.experiments.real_cliff import COMMAND, SWEEP_NS, SweepResult, agreement, load, sample_queries, save, sweep_pool
 
 
 def test_committed_results_cover_every_request_at_every_n():
@@ -22,15 +22,18 @@ def test_committed_results_cover_every_request_at_every_n():
 
 
 def test_committed_choices_were_among_the_tools_shown():
+    """Rebuilt lists: every N up to the demo world's size, and the larger ones when the public data is here."""
     result = load()
     queries = load_demo_queries()
-    tools = demo_tools()
+    pool, _ = sweep_pool(max(result.meta["ns"]))
+    ns = [n for n in result.meta["ns"] if n <= len(pool)]
+    assert ns == sorted(ns) and ns[0] == SWEEP_NS[0]
     shown = {}
-    for n in result.meta["ns"]:
-        for tl in fixed_lists(tools, queries, n, confusable_pairs=CONFUSABLE_PAIRS):
+    for n in ns:
+        for tl in fixed_lists(pool, queries, n, confusable_pairs=CONFUSABLE_PAIRS):
             for q in tl.queries:
                 shown[(q.qid, n)] = {t.name for t in tl.tools}
-    for t in result.trials:
+    for t in (t for t in result.trials if t.n in ns):
         assert t.chosen in shown[(t.qid, t.n)], (t.qid, t.n, t.chosen)
         assert t.gold in shown[(t.qid, t.n)]
 
@@ -69,3 +72,16 @@ def test_the_sweep_asks_the_forced_choice_the_committed_file_was_made_with():
 
     result = run(run_sweep(ForcedOnly(), (5,), limit=3))
     assert len(result.trials) == 3 and all(t.chosen and t.margin == 1.0 for t in result.trials)
+
+
+def test_a_resumed_sweep_keeps_what_was_saved_and_names_every_n_in_its_command():
+    from harness.experiments.real_cliff import COMMAND, merged
+
+    first = SweepResult({"ns": [5], "seconds_per_n": {"5": 1.0}, "pool": "74 demo tools"},
+                        [Trial("q1", 5, 0, "x", "x", None, {}, 1, False)])
+    part = SweepResult({"ns": [150], "seconds_per_n": {"150": 2.0}, "pool": "74 demo tools + 76 real MCP tools (LiveMCPBench)"},
+                       [Trial("q1", 150, 0, "x", "y", None, {}, 9, False)])
+    both = merged(first, part)
+    assert both.meta["ns"] == [5, 150] and both.meta["seconds_per_n"] == {"5": 1.0, "150": 2.0}
+    assert both.meta["pool"].endswith("(LiveMCPBench)") and both.meta["command"] == f"{COMMAND} --ns 5 150"
+    assert [t.n for t in both.trials] == [5, 150]

@@ -29,10 +29,14 @@ from harness.evaluation.public_catalog import public_distractors
 from harness.evaluation.datasets import dataset_dir, load_tools
 
 if TYPE_CHECKING:
-    from harness.providers.local_llama import LocalLlamaProvider
+    from harness.providers.local_llama import ToolChooser
 from harness.core.json_types import JSONObject
 
-SWEEP_NS = (5, 10, 20, 40, 74)  # 74: every demo tool
+#: 74: every demo tool. Beyond it the lists are topped up with real MCP tools (the public data) up to
+#: 150, the largest multiple of 10 whose prompt fits the model's 32,768-token context with room for
+#: a request: 150 tools are 23,869 schema tokens (cl100k) and 30,298 prompt tokens in the model's own
+#: tokenizer; 160 would be 32,270. Without the public data the sweep stops at 74.
+SWEEP_NS = (5, 10, 20, 40, 74, 120, 150)
 SEED = 0
 RESULTS_FILE = "real_model_sweep.json"
 COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_cliff --out harness/data/real_model_sweep.json"
@@ -68,7 +72,7 @@ def sample_queries(limit: int | None = None) -> list[LabelledQuery]:
     return [queries[int(i * step)] for i in range(limit)]
 
 
-def real_model_chooser(provider: "LocalLlamaProvider") -> MarginChooser:
+def real_model_chooser(provider: "ToolChooser") -> MarginChooser:
     """Ask the real model which shown tool it calls; keep the margin over its best rival."""
     def choose(query: str, shown: Sequence[Tool]) -> tuple[str, JSONObject, float | None, str | None]:
         choice = provider.choose(query, shown)
@@ -76,7 +80,7 @@ def real_model_chooser(provider: "LocalLlamaProvider") -> MarginChooser:
     return choose
 
 
-async def run_sweep(provider: "LocalLlamaProvider", ns: Iterable[int] = SWEEP_NS, *, limit: int | None = None,
+async def run_sweep(provider: "ToolChooser", ns: Iterable[int] = SWEEP_NS, *, limit: int | None = None,
                     progress: Callable[[Iterable], Iterable] | None = None) -> SweepResult:
     """Run the sweep on a :class:`~harness.providers.local_llama.LocalLlamaProvider` (or any object with ``choose``)."""
     from harness.providers.local_llama import MODEL_LABEL, MODEL_SHA256, PROVENANCE
@@ -112,25 +116,44 @@ def agreement(rerun: Sequence[Trial], committed: Sequence[Trial]) -> tuple[int, 
     return sum(a == b for a, b in pairs), len(pairs)
 
 
+def merged(done: SweepResult, part: SweepResult) -> SweepResult:
+    """A sweep's saved N and a newly measured part as one result, its command naming every N it holds.
+
+    The meta is the part's (the pool text of the larger pool: lists of N up to 74 are the same with or
+    without the public tools), with the N and seconds of both.
+    """
+    ns = sorted({*done.meta.get("ns", []), *part.meta["ns"]})
+    seconds = {**done.meta.get("seconds_per_n", {}), **part.meta["seconds_per_n"]}
+    pool = max((m["pool"] for m in (done.meta, part.meta) if "pool" in m), key=len)
+    command = COMMAND if ns == list(SWEEP_NS) else f"{COMMAND} --ns {' '.join(map(str, ns))}"
+    return SweepResult({**part.meta, "pool": pool, "ns": ns, "seconds_per_n": seconds, "command": command},
+                       done.trials + part.trials)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    from harness.providers.local_llama import LocalLlamaProvider
+    from harness.providers.local_llama import MODEL_SHA256, LocalLlamaProvider
 
     parser = argparse.ArgumentParser(description="Chapter 1's tool-cliff sweep on the local real model.")
-    parser.add_argument("--out", required=True, help="where to write the results (JSON)")
+    parser.add_argument("--out", required=True, help="where to write the results (JSON); an existing file is resumed")
     parser.add_argument("--ns", type=int, nargs="+", default=list(SWEEP_NS))
     parser.add_argument("--limit", type=int, default=None, help="requests per N (default: all labelled requests)")
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
     options = parser.parse_args(argv)
-    result = SweepResult({})
-    with LocalLlamaProvider(threads=options.threads) as provider:
-        for n in sorted(options.ns):  # saved after each N, so an interrupted sweep keeps what it measured
+    out = Path(options.out)
+    result = load(out) if out.exists() else SweepResult({})  # resume: the N already saved are kept, not re-asked
+    if result.meta and result.meta.get("model_sha256") != MODEL_SHA256:
+        raise SystemExit(f"{out} holds another model's sweep; give a new --out.")
+    todo = sorted(set(options.ns) - set(result.meta.get("ns", [])))
+    pool, pool_text = sweep_pool(max(todo, default=0))
+    if any(n > len(pool) for n in todo):  # lists larger than the pool would repeat its largest N
+        print(f"N = {', '.join(str(n) for n in todo if n > len(pool))} skipped: the pool is {pool_text}.")
+        todo = [n for n in todo if n <= len(pool)]
+    # The first request of a long list reads every schema token once (about 30K at N = 150): allow an hour.
+    with LocalLlamaProvider(threads=options.threads, request_timeout=3600.0) as provider:
+        for n in todo:  # saved after each N, so an interrupted sweep keeps what it measured
             part = asyncio.run(run_sweep(provider, [n], limit=options.limit))
-            seconds = {**result.meta.get("seconds_per_n", {}), **part.meta["seconds_per_n"]}
-            done = sorted({*result.meta.get("ns", []), *part.meta["ns"]})
-            command = COMMAND if done == list(SWEEP_NS) else f"{COMMAND} --ns {' '.join(map(str, done))}"
-            result = SweepResult({**part.meta, "ns": done, "seconds_per_n": seconds, "command": command},
-                                 result.trials + part.trials)
-            save(result, options.out)
+            result = merged(result, part)
+            save(result, out)
             print(f"N={n}: {len(part.trials)} trials in {part.meta['seconds_per_n']} s", flush=True)
     print(f"{len(result.trials)} trials written to {options.out}")
 

@@ -57,7 +57,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
@@ -216,8 +216,9 @@ class LocalLlamaServer:
     """One ``llama-server`` process on 127.0.0.1, started on construction and stopped by ``close()``."""
 
     def __init__(self, install: RealModelInstall, *, context: int = 32768, threads: int | None = None,
-                 startup_timeout: float = 180.0, extra_args: Sequence[str] = ()) -> None:
+                 startup_timeout: float = 180.0, request_timeout: float = 600.0, extra_args: Sequence[str] = ()) -> None:
         install.verify()
+        self.request_timeout = request_timeout  # a first read of a 30K-token prompt on one busy core takes longer
         # One core is left to the caller: on a busy 2-core machine two server threads that wait
         # for each other ran 3-5x slower than one (measured while writing Chapter 1).
         threads = threads or max(1, (os.cpu_count() or 2) - 1)
@@ -284,8 +285,9 @@ class LocalLlamaServer:
         self._log.seek(0)
         return " | ".join(self._log.read().decode("utf-8", "replace").strip().splitlines()[-lines:])
 
-    def post(self, path: str, payload: JSONObject, timeout: float = 600.0) -> JSONObject:
+    def post(self, path: str, payload: JSONObject, timeout: float | None = None) -> JSONObject:
         """POST JSON to the server and return its JSON answer; a failure is one ProviderError sentence."""
+        timeout = self.request_timeout if timeout is None else timeout
         if self.process is None:
             raise ProviderError("The llama-server was closed; start a new LocalLlamaProvider.")
         self._check_running("before the request")  # a dead server's port may be someone else's by now
@@ -339,6 +341,12 @@ class ToolChoice:
     rival: str | None
     floor: float | None = None
     top: tuple[tuple[str, float], ...] = field(default=())  # (token, log-probability) where the names part
+
+
+class ToolChooser(Protocol):
+    """A forced choice among shown tools: :class:`LocalLlamaProvider` (or a test's scripted stand-in)."""
+
+    def choose(self, request: str, tools: Sequence[Tool]) -> ToolChoice: ...
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Mapping, Protocol, Sequence
 from harness.core.json_types import JSON, JSONObject
 from harness.core.tools import Tool
 from harness.mcp.names import MAX_NAME_LENGTH, sanitize
-from harness.providers.local_llama import ToolChoice
+from harness.providers.local_llama import ToolChooser
 from harness.retrieval.bm25 import BM25Retriever, name_and_description
 from harness.retrieval.expansion import QuestionCache, Writer, expanded
 from harness.retrieval.records import CatalogTool
@@ -59,12 +59,10 @@ NEIGHBOURS = 4
 DESCRIPTION_CHARS = 800
 
 
-class DocumentModel(Protocol):
+class DocumentModel(ToolChooser, Protocol):
     """What writing and guarding need of a model: the real one is :class:`~harness.providers.local_llama.LocalLlamaProvider`."""
 
     def complete_json(self, system: str, request: str, schema: JSONObject) -> str: ...
-
-    def choose(self, request: str, tools: Sequence[Tool]) -> ToolChoice: ...
 
 
 @dataclass(frozen=True)

@@ -73,10 +73,13 @@ def cliff_slider(points: Sequence[AccuracyPoint | RatePoint], model_label: str):
     return w.VBox([slider, out])
 
 
-def rate_figure(curves: dict[str, Sequence[RatePoint]], title: str, marks: dict[str, float] | None = None, ax=None):
+def rate_figure(curves: dict[str, Sequence[RatePoint]], title: str, marks: dict[str, float] | None = None, ax=None,
+                tokens: dict[int, float] | None = None):
     """Accuracy with 95 % intervals against N on a log axis, one line per curve, chance (1/N) drawn.
 
     ``marks`` draws labelled vertical lines (e.g. where the stand-in's reading budget is crossed).
+    ``tokens`` (schema tokens shown at each N) labels a second axis on top: the folklore's cliff is
+    stated in tools and in tokens, and the two do not grow together once real tools join the lists.
     """
     import matplotlib.pyplot as plt
 
@@ -98,6 +101,11 @@ def rate_figure(curves: dict[str, Sequence[RatePoint]], title: str, marks: dict[
     ax.set_xlabel("tools shown (N, log scale)")
     ax.set_ylabel("tool-choice accuracy (95 % CI)")
     ax.set_ylim(0, 1.05)
-    ax.set_title(title, fontsize=10)
+    if tokens:
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(sorted(tokens), [f"{tokens[n] / 1000:.{0 if tokens[n] >= 10_000 else 1}f}K" for n in sorted(tokens)], fontsize=7)
+        top.minorticks_off()
+        top.set_xlabel("schema tokens shown (cl100k)", fontsize=8)
+    ax.set_title(title, fontsize=10, pad=20 if tokens else 6)  # above the token axis
     ax.legend(fontsize=7, loc="lower left")
     return ax.figure
