@@ -85,3 +85,5 @@ def test_a_resumed_sweep_keeps_what_was_saved_and_names_every_n_in_its_command()
     assert both.meta["ns"] == [5, 150] and both.meta["seconds_per_n"] == {"5": 1.0, "150": 2.0}
     assert both.meta["pool"].endswith("(LiveMCPBench)") and both.meta["command"] == f"{COMMAND} --ns 5 150"
     assert [t.n for t in both.trials] == [5, 150]
+    smaller = SweepResult({"ns": [120], "seconds_per_n": {"120": 3.0}, "pool": "74 demo tools + 46 real MCP tools (LiveMCPBench)"}, [])
+    assert merged(both, smaller).meta["pool"] == both.meta["pool"], "the pool is the largest N's, whatever the order"

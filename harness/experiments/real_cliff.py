@@ -119,12 +119,13 @@ def agreement(rerun: Sequence[Trial], committed: Sequence[Trial]) -> tuple[int, 
 def merged(done: SweepResult, part: SweepResult) -> SweepResult:
     """A sweep's saved N and a newly measured part as one result, its command naming every N it holds.
 
-    The meta is the part's (the pool text of the larger pool: lists of N up to 74 are the same with or
-    without the public tools), with the N and seconds of both.
+    The meta is the part's, with the pool text of the sweep that reached the larger N (lists of N up to
+    74 are the same with or without the public tools) and the N and seconds of both.
     """
     ns = sorted({*done.meta.get("ns", []), *part.meta["ns"]})
     seconds = {**done.meta.get("seconds_per_n", {}), **part.meta["seconds_per_n"]}
-    pool = max((m["pool"] for m in (done.meta, part.meta) if "pool" in m), key=len)
+    larger = done.meta if max(done.meta.get("ns", [0])) > max(part.meta["ns"]) else part.meta
+    pool = larger.get("pool", part.meta.get("pool"))
     command = COMMAND if ns == list(SWEEP_NS) else f"{COMMAND} --ns {' '.join(map(str, ns))}"
     return SweepResult({**part.meta, "pool": pool, "ns": ns, "seconds_per_n": seconds, "command": command},
                        done.trials + part.trials)

@@ -44,7 +44,7 @@ from functools import cache
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.evaluation.cliff import curves_by_kind, separated, tokens_per_tool, schema_token_curve
+from harness.evaluation.cliff import curves_by_kind, first_separated_drop, separated, tokens_per_tool, schema_token_curve
 from harness.demo import CONFUSABLE_PAIRS, load_demo_queries, demo_tools, load_scenarios
 from harness.experiments import real_steps
 from harness.experiments.real_cliff import load
@@ -120,16 +120,23 @@ CH1 = "Chapter 1 §2 (`harness.experiments.real_cliff.load()`, `harness.evaluati
 
 
 def cliff_row() -> VerdictRow:
-    """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N."""
+    """10 tools fine, 20 degrade, 30–50 cliff: the real model's literal requests, N by N, with the schema tokens shown."""
     lit = _real_curves()["literal"]
     falls = [(a.n, b.n) for a, b in zip(lit, lit[1:]) if separated(a, b) and b.rate < a.rate]
+    tokens = {p.n: p.tokens for p in _real_curves()["all"]}
     measured = ("literal requests: " + "; ".join(f"N={p.n} {p.rate:.2f} {_interval(p.low, p.high)}" for p in lit)
+                + f"; schema tokens shown (cl100k, mean of the lists): {tokens[lit[0].n]:,.0f} at N={lit[0].n} to "
+                + f"{tokens[lit[-1].n]:,.0f} at N={lit[-1].n}"
                 + f"; neighbouring N whose intervals separate: {', '.join(f'{a}→{b}' for a, b in falls) or 'none'}")
     if falls:
-        verdict = f"holds for this model: a measurable fall between N={falls[0][0]} and N={falls[0][1]}"
+        verdict = (f"holds for this model: a measurable fall between N={falls[0][0]} and N={falls[0][1]} "
+                   f"({tokens[falls[0][0]]:,.0f} → {tokens[falls[0][1]]:,.0f} schema tokens)")
     else:
-        verdict = (f"refuted for this model from N={lit[0].n} to N={lit[-1].n}: no cliff; beyond N={lit[-1].n}, and so at "
-                   "the schema tokens the claim speaks of, not measured (the stand-in's cliff sits at its reading "
+        below = first_separated_drop(lit)
+        slide = (f"a slide from {lit[0].rate:.2f} to {lit[-1].rate:.2f}, measurably below N={lit[0].n} from N={below} on"
+                 if below else f"{lit[0].rate:.2f} to {lit[-1].rate:.2f}, no N measurably below N={lit[0].n}")
+        verdict = (f"refuted for this model from N={lit[0].n} to N={lit[-1].n} (up to {tokens[lit[-1].n]:,.0f} schema "
+                   f"tokens): no cliff, no neighbouring N apart; {slide} (the stand-in's cliff sits at its reading "
                    "budget, a parameter)")
     return VerdictRow("10 tools fine, 20 degrade, 30–50 fall off a cliff", (REAL,), measured, CH1, verdict)
 
