@@ -208,6 +208,14 @@ def test_measure_gives_paired_intervals_and_leaves_undocumented_tools_alone(demo
     assert nothing.documented == 0 and nothing.rows[0].difference == (0.0, 0.0, 0.0)
 
 
+def test_measure_reads_a_documents_file_of_one_s_own_run(demo, tmp_path):
+    out = tmp_path / "docs.jsonl"
+    build("demo", out, FakeModel(), limit=4, say=lambda s: None)
+    from_file, from_records = measure("demo", out, names=("bm25",)), measure("demo", str(out), names=("bm25",))
+    assert from_file.documented == from_records.documented == 4
+    assert from_file.rows == from_records.rows
+
+
 @pytest.mark.parametrize("call", [lambda: measure("nope"), lambda: load_documents("nope"),
                                   lambda: build("nope", "x.jsonl", FakeModel())])
 def test_an_unknown_dataset_is_one_sentence(call):

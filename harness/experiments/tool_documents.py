@@ -176,11 +176,14 @@ def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
     return (statistics.fmean(values), *bootstrap_interval(values))
 
 
-def measure(dataset: str, records: dict[str, DocumentRecord] | None = None, *, names: Sequence[str] = RETRIEVERS,
-            seed: int = 0, encoder: Encoder | None = None) -> Measurement:
+def measure(dataset: str, records: dict[str, DocumentRecord] | str | os.PathLike[str] | None = None, *,
+            names: Sequence[str] = RETRIEVERS, seed: int = 0, encoder: Encoder | None = None) -> Measurement:
     """Each retriever over the original and the expanded definitions of ``dataset`` (the committed documents
-    unless ``records`` is given), on every test set of Chapter 8's split."""
+    unless ``records`` — by tool id, or a documents file the builder wrote — is given), on every test set
+    of Chapter 8's split."""
     cat = catalog(dataset, seed)
+    if isinstance(records, (str, os.PathLike)):  # a file of one's own run, e.g. Chapter 8b's exercise
+        records = {r.id: r for r in read_records(records)}
     records = load_documents(dataset).records if records is None else records
     more = with_documents(cat.tools, records)
     has_document = documents_writer(records)
