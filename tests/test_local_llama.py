@@ -429,3 +429,13 @@ def test_real_model_calls_a_shown_tool_with_schema_shaped_arguments(small_tools)
     assert call.name in {t.name for t in small_tools}
     assert isinstance(call.input, dict)
     assert turn.stop_reason == "tool_use"
+
+
+def test_usage_keeps_the_prompt_tokens_read_from_the_server_s_cache_apart():
+    from harness.providers.base import Usage
+    from harness.providers.local_llama import usage_of
+
+    warm = {"tokens_evaluated": 1_200, "tokens_predicted": 9, "timings": {"cache_n": 1_150, "prompt_n": 50}}
+    assert usage_of(warm) == Usage(input_tokens=50, output_tokens=9, cache_creation_input_tokens=0, cache_read_input_tokens=1_150)
+    assert usage_of({"tokens_evaluated": 300, "tokens_predicted": 4}) == Usage(300, 4)  # no timings: all input
+    assert usage_of({"tokens_evaluated": 10, "tokens_predicted": 1, "timings": {"cache_n": 40}}) == Usage(0, 1, 0, 10)

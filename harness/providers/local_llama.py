@@ -343,6 +343,20 @@ class ToolChoice:
     top: tuple[tuple[str, float], ...] = field(default=())  # (token, log-probability) where the names part
 
 
+def usage_of(answer: JSONObject) -> Usage:
+    """The tokens of one ``/completion`` answer, cache reads kept apart as the Messages API keeps them.
+
+    llama-server's ``timings.cache_n`` counts the prompt tokens it took from its prompt cache, and
+    ``tokens_evaluated`` the whole prompt; so input tokens are the rest (the part it computed), and a
+    prompt-cache comparison on this model reads the same fields as on Claude. A server without
+    ``timings`` counts every prompt token as input.
+    """
+    timings = answer.get("timings")
+    cached = int(timings.get("cache_n", 0) or 0) if isinstance(timings, dict) else 0
+    evaluated = int(answer.get("tokens_evaluated", 0) or 0)
+    return Usage(max(evaluated - cached, 0), int(answer.get("tokens_predicted", 0) or 0), 0, min(cached, evaluated))
+
+
 class ToolChooser(Protocol):
     """A forced choice among shown tools: :class:`LocalLlamaProvider` (or a test's scripted stand-in)."""
 
@@ -549,7 +563,7 @@ class LocalLlamaProvider:
             chosen = self._next_step(prompt, names).tool
         if chosen is None:
             answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens, "cache_prompt": True})
-            usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
+            usage = usage_of(answer)
             stop = "max_tokens" if answer.get("stop_type") == "limit" else "end_turn"
             return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), stop, usage, self.model)
         schema = next(t for t in tools if t.name == chosen).input_schema
@@ -562,5 +576,5 @@ class LocalLlamaProvider:
         except json.JSONDecodeError:
             arguments = {}  # cut off by max_tokens: the call goes out without arguments, and its error says so
         call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", chosen, arguments if isinstance(arguments, dict) else {})
-        usage = Usage(answer.get("tokens_evaluated", 0), answer.get("tokens_predicted", 0))
+        usage = usage_of(answer)
         return ModelTurn(Message("assistant", [call]), "tool_use", usage, self.model)
