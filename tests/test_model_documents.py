@@ -203,7 +203,7 @@ def test_measure_gives_paired_intervals_and_leaves_undocumented_tools_alone(demo
         assert r.difference[0] == pytest.approx(r.expanded[0] - r.original[0])
         assert r.difference[1] <= r.difference[0] <= r.difference[2]
     assert any(r.difference[0] != 0 for r in result.rows)  # the documents did change some rankings
-    assert "10 of 74 tools have a document" in result.table() and "skipped hybrid-rrf" in result.table()
+    assert "10 of 74 tools have a document" in result.report() and "skipped hybrid-rrf" in result.report()
     nothing = measure("demo", {}, names=("bm25",))
     assert nothing.documented == 0 and nothing.rows[0].difference == (0.0, 0.0, 0.0)
 

@@ -281,5 +281,5 @@ def test_serve_measure_prints_tokens_latency_and_start_up(tmp_path, monkeypatch,
     assert out[0].startswith("Tokens at connection (cl100k, tool definitions): direct ")
     assert "for 15 tools; through the proxy " in out[0] and "for 2 tools" in out[0]
     assert any(line.startswith("search_tools latency over 15 deferred tools: new queries (20) p50 ") for line in out)
-    assert any("shared machine" in line for line in out) and any(line.startswith("Start-up to a listed connection") for line in out)
+    assert any("read them as rough" in line for line in out) and any(line.startswith("Start-up to a listed connection") for line in out)
     assert "MCP-Zero" not in "\n".join(out[:-1]) and "skipped" in out[-1]

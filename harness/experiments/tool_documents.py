@@ -154,7 +154,7 @@ class Measurement:
     rows: list[Row]
     skipped: dict[str, str]
 
-    def table(self) -> str:
+    def report(self) -> str:
         """A printable table: one line per test set and retriever."""
         head = (f"{self.dataset}: {self.documented} of {self.tools} tools have a document "
                 "(the rest keep their original text); test rows, expanded − original paired")
