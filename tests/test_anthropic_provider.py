@@ -228,7 +228,7 @@ def test_missing_key_and_bad_arguments():
 def test_model_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-sonnet-4-5")
     assert AnthropicProvider(api_key=KEY).model == "claude-sonnet-4-5"
-    assert AnthropicProvider(api_key=KEY, model="claude-opus-4-5").name == "claude-opus-4-5"
+    assert AnthropicProvider(api_key=KEY, model="claude-opus-4-6").name == "claude-opus-4-6"
 
 
 def test_estimated_cost_follows_the_price_table():

@@ -64,7 +64,7 @@ def test_a_key_in_dotenv_means_claude(repo, offline, capsys):
 
 
 def test_the_environment_wins_over_dotenv(repo, offline, monkeypatch, capsys):
-    (repo / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_MODEL=claude-opus-4-5\n")
+    (repo / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_MODEL=claude-opus-4-6\n")
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY.replace("Ab12", "Zz99"))
     monkeypatch.setenv("ANTHROPIC_MODEL", "claude-sonnet-4-5")
     provider = default.default_provider(verbose=False)

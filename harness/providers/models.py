@@ -3,7 +3,7 @@
 Introduced in Chapter 0 (choosing a model) and used by Chapter 1, which prints a sweep's cost
 before it runs.
 
-Each row is a model id the SDK 2.12 lists in ``anthropic.types.Model`` and does not list as
+Each row is a model id the SDK 2.14 lists in ``anthropic.types.Model`` and does not list as
 deprecated (``DEPRECATED_MODELS``): ``tests/test_models.py`` fails when the SDK adds, drops or
 retires one, so this table cannot silently go stale. Prices are USD per million tokens, from the
 model pages and the models overview at platform.claude.com/docs (read November 2026); dated
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 #: The anthropic SDK release whose model list this table was last checked against.
-SDK_CHECKED = "2.12.0"
+SDK_CHECKED = "2.14.0"
 
 #: The model the workbook uses with a key unless ANTHROPIC_MODEL says otherwise: the cheapest
 #: current model without thinking on by default, so a chapter's answer budget is its own.
@@ -65,7 +65,6 @@ MODELS: dict[str, ModelInfo] = {
     "claude-opus-4-8": ModelInfo(Price(5.0, 25.0)),
     "claude-opus-4-7": ModelInfo(Price(5.0, 25.0)),
     "claude-opus-4-6": ModelInfo(Price(5.0, 25.0)),
-    "claude-opus-4-5": ModelInfo(Price(5.0, 25.0)),
     "claude-sonnet-5-5": ModelInfo(Price(2.0, 10.0)),
     "claude-sonnet-5": ModelInfo(Price(2.0, 10.0)),
     "claude-sonnet-4-6": ModelInfo(Price(3.0, 15.0)),
