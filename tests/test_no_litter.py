@@ -131,3 +131,21 @@ def test_what_a_killed_proxy_and_its_servers_left_is_removed_by_the_next_start(t
         second.kill()
         second.wait()
     assert sorted(p.name for p in temp.iterdir()) == [], (killed, upstream, first.pid)
+
+
+def test_a_long_run_stopped_with_sigterm_removes_its_temp_folder(tmp_path):
+    """The real-model runs (hours) are stopped with kill: SIGTERM must unwind their ``with`` blocks."""
+    script = ("import sys, time\n"
+              "from harness.core.temp_folders import exit_cleanly_on_sigterm, owned_temp_dir\n"
+              "exit_cleanly_on_sigterm()\n"
+              "with owned_temp_dir('demo-world-') as folder:\n"
+              "    print(folder, flush=True)\n"
+              "    time.sleep(60)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    run = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    assert run.stdout is not None
+    folder = Path(run.stdout.readline().strip())
+    assert folder.is_dir()
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(30) == 128 + signal.SIGTERM
+    assert not folder.exists() and list(tmp_path.iterdir()) == []

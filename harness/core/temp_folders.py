@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,3 +65,12 @@ def owned_temp_dir(prefix: str) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """Turn SIGTERM into a normal exit, so ``with`` blocks (temp folders, servers) clean up as they unwind.
+
+    For the long command-line runs (hours on the real model) that a person stops with ``kill``: by
+    default SIGTERM ends Python with no clean-up, leaving the run's demo world for the next start to sweep.
+    """
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from harness.core.temp_folders import exit_cleanly_on_sigterm
 from harness.evaluation.cliff import MarginChooser, Trial, fixed_list_sweep, read_trials, write_trials
 from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 from harness.core.tools import Tool
@@ -132,6 +133,7 @@ def merged(done: SweepResult, part: SweepResult) -> SweepResult:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    exit_cleanly_on_sigterm()  # a stopped run removes its temp folders
     from harness.providers.local_llama import MODEL_SHA256, LocalLlamaProvider
 
     parser = argparse.ArgumentParser(description="Chapter 1's tool-cliff sweep on the local real model.")

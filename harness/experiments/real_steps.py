@@ -36,13 +36,13 @@ import asyncio
 import contextlib
 import json
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
+from harness.core.temp_folders import exit_cleanly_on_sigterm, owned_temp_dir
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
@@ -427,7 +427,7 @@ class StandInSteps:
 def stand_in_rows(names: Sequence[str], splits: Sequence[str] = SPLITS) -> list[StepRow]:
     """The stand-in's rows for the configurations ``names`` over the demo tools (seconds, not hours)."""
     chosen = [c for c in CONFIGS if c.name in names and not c.landscape]
-    with catalogs(lambda line: None) as catalog_for, tempfile.TemporaryDirectory(prefix="stand-in-steps-") as scratch:
+    with catalogs(lambda line: None) as catalog_for, owned_temp_dir("stand-in-steps-") as scratch:
         out = Path(scratch) / RESULTS_FILE
         run_steps(StandInSteps(), out, chosen, catalog_for=catalog_for, splits=splits, log=lambda line: None)
         return read_rows(out)
@@ -455,7 +455,7 @@ def landscape_tools(folder: Path) -> tuple[list[Tool], list[str]]:
 @contextlib.contextmanager
 def catalogs(log: Callable[[str], None] = print) -> Iterator[Callable[[Config], ToolCatalog]]:
     """A function giving each configuration its catalog, over one demo world; the landscape is listed once, when first asked."""
-    with DemoWorld() as world, tempfile.TemporaryDirectory(prefix="real-steps-") as scratch:
+    with DemoWorld() as world, owned_temp_dir("real-steps-") as scratch:
         demo = ToolCatalog(demo_tools(world))
         landscape: list[ToolCatalog] = []
 
@@ -473,6 +473,7 @@ def catalogs(log: Callable[[str], None] = print) -> Iterator[Callable[[Config], 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    exit_cleanly_on_sigterm()  # a stopped run removes its temp folders
     from harness.providers.base import ProviderError
     from harness.providers.local_llama import LocalLlamaProvider
 

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
+from harness.core.temp_folders import exit_cleanly_on_sigterm
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
 from harness.providers.base import ProviderError
@@ -202,6 +203,7 @@ def measure(dataset: str, records: dict[str, DocumentRecord] | str | os.PathLike
 
 
 def main(argv: list[str] | None = None) -> int:
+    exit_cleanly_on_sigterm()  # a stopped run removes its temp folders
     parser = argparse.ArgumentParser(prog="python -m harness.experiments.tool_documents",
                                      description="Write a guarded retrieval document for each tool with the real small model.")
     parser.add_argument("--dataset", required=True, help=f"one of {', '.join(DATASETS)}")
