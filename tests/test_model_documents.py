@@ -13,37 +13,39 @@ from harness.experiments.tool_documents import build, load_documents, main, meas
 from harness.experiments.zero_shot import Catalog, catalogs
 from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
 from harness.retrieval.expansion import expanded
-from harness.retrieval.model_documents import (DOCUMENT_SCHEMA, DocumentRecord, ToolDocument, Verdict, guard,
-                                                guard_counts, neighbours, read_records, sample_for_review,
-                                                with_documents, write_document)
+from harness.retrieval.model_documents import (EXAMPLES, NOT_FOR, OPENINGS, SYSTEM, USE_WHEN, DocumentRecord,
+                                                ToolDocument, Verdict, copies, guard, guard_counts, neighbours,
+                                                read_records, repeats, sample_for_review, with_documents,
+                                                write_document)
 from harness.retrieval.records import CatalogTool
 
 
 def examples_for(name: str) -> list[str]:
-    return [f"first request {i} for {name.replace('_', ' ')} please" for i in range(3)]
+    return [f"{o} first request {i} for {name.replace('_', ' ')} please" for i, o in enumerate(OPENINGS)]
 
 
 class FakeModel:
-    """Answers a document request with a scripted document; picks the tool the example was written for,
-    unless the request is scripted to go to a neighbour (``misassign``)."""
+    """Answers each part of a document with a scripted sentence that begins with the asked opening; picks the
+    tool an example was written for, unless the request is scripted to go to a neighbour (``misassign``)."""
 
-    def __init__(self, misassign: AbstractSet[str] = frozenset(), answers: dict[str, str] | None = None) -> None:
+    def __init__(self, misassign: AbstractSet[str] = frozenset(), answers: dict[str, list[str]] | None = None) -> None:
         self.misassign = misassign
-        self.answers = answers or {}
+        self.answers = answers or {}  # tool name -> its examples, in the order of OPENINGS
         self.written: list[str] = []  # tool names, in the order documents were asked for
-        self.schemas: list[dict] = []
+        self.asked: list[tuple[str, str, str]] = []  # (system, request, opening)
         self.author: dict[str, str] = {}  # example request -> the tool name it was written for
 
-    def complete_json(self, system: str, request: str, schema: dict) -> str:
+    def complete_from(self, system: str, request: str, opening: str) -> str:
         name = next(line for line in request.splitlines() if line.startswith("Tool: "))[len("Tool: "):]
-        self.written.append(name)
-        self.schemas.append(schema)
-        if name in self.answers:
-            return self.answers[name]
-        for e in examples_for(name):
-            self.author[e] = name
-        return json.dumps({"use_when": f"When you need to {name.replace('_', ' ')}.", "examples": examples_for(name),
-                           "not_for": f"Not for anything but {name}."})
+        self.asked.append((system, request, opening))
+        if opening == USE_WHEN[1]:
+            self.written.append(name)
+            return f"{opening} you need to {name.replace('_', ' ')}."
+        if opening == NOT_FOR[1]:
+            return f"{opening}   do anything but {name}."
+        example = (self.answers.get(name) or examples_for(name))[OPENINGS.index(opening)]
+        self.author[example] = name
+        return example
 
     def choose(self, request: str, tools) -> ToolChoice:
         names = [t.name for t in tools]
@@ -57,40 +59,59 @@ def demo() -> Catalog:
     return catalogs()["demo"]
 
 
-def test_the_schema_constrained_document_is_parsed(demo):
+def test_every_part_is_asked_with_its_opening_after_the_tool_s_definition(demo):
     t = demo.tools[0]
     model = FakeModel()
     doc = write_document(t, model)
-    assert doc == ToolDocument(f"When you need to {t.name.replace('_', ' ')}.", tuple(examples_for(t.name)),
-                               f"Not for anything but {t.name}.")
-    assert model.schemas == [DOCUMENT_SCHEMA]
-    assert DOCUMENT_SCHEMA["properties"]["examples"]["minItems"] == DOCUMENT_SCHEMA["properties"]["examples"]["maxItems"] == 3
+    assert doc == ToolDocument(f"Use it when you need to {t.name.replace('_', ' ')}.", tuple(examples_for(t.name)),
+                               f"It does not do anything but {t.name}.")  # spacing tidied
+    assert [o for _, _, o in model.asked] == [USE_WHEN[1], *OPENINGS, NOT_FOR[1]]
+    definition = model.asked[0][1][:model.asked[0][1].index("\n\n") + 2]
+    assert t.description in definition and all(r.startswith(definition) for _, r, _ in model.asked)  # one cached prefix
+    assert {s for s, _, _ in model.asked} == {SYSTEM}
 
 
-def test_an_answer_cut_short_is_one_sentence_error(demo):
-    t = demo.tools[0]
-    with pytest.raises(ValueError, match=r"^The model's document for .* is not complete JSON \(cut at \d+ characters\)\.$"):
-        write_document(t, FakeModel(answers={t.name: '{"use_when": "When'}))
-
-
-def test_the_real_provider_asks_greedily_with_the_json_schema():
+def test_the_real_provider_continues_its_answer_from_the_opening_greedily():
     sent = []
 
     class Server:
         def post(self, path, payload):
             sent.append((path, payload))
-            return {"prompt": "<rendered>"} if path == "/apply-template" else {"content": '{"a": 1}'}
+            return {"prompt": "<rendered>"} if path == "/apply-template" else {"content": " read notes.txt"}
 
     provider = object.__new__(LocalLlamaProvider)  # no llama-server: only the payload is checked
     provider.server = cast(LocalLlamaServer, Server())  # a fake: only post() is called
-    assert provider.complete_json("sys", "write it", DOCUMENT_SCHEMA) == '{"a": 1}'
+    assert provider.complete_from("sys", "write it", "I need to") == "I need to read notes.txt"
     (_, template), (path, payload) = sent
     assert template["tools"] == [] and template["messages"][-1] == {"role": "user", "content": "write it"}
-    assert path == "/completion" and payload["json_schema"] == DOCUMENT_SCHEMA and payload["temperature"] == 0
-    assert payload["prompt"] == "<rendered>"
+    assert path == "/completion" and payload["prompt"] == "<rendered>I need to" and payload["temperature"] == 0
+    assert payload["stop"] == ["\n"]
 
 
-def test_the_guard_drops_an_example_the_model_gives_to_a_neighbour(demo):
+def test_a_copy_of_the_description_and_a_repeat_are_recognised():
+    description = "Read a text file from the project workspace and return its lines, numbered."
+    assert copies("I need to read a text file from the project workspace and return its lines", description)
+    assert not copies("Can you show me what notes.txt in my project says?", description)
+    assert repeats("I want to append 'hi' to the end of notes.txt",
+                   ["Can you append 'hi' to the end of notes.txt?"])  # the openings set aside
+    assert not repeats("How do I add a line to my diary file?", ["Can you append 'hi' to the end of notes.txt?"])
+
+
+def test_copies_and_repeats_are_dropped_unasked(demo):
+    t = demo.tools[3]
+    copied = f"I need to {t.description}"
+    model = FakeModel(answers={t.name: [copied, "Can you do the thing for report.pdf today",
+                                        "How do I do the thing for report.pdf today", "I want to ask something new"]})
+    doc = write_document(t, model)
+    model.author[copied] = t.name
+    verdicts = guard(t, doc, neighbours(demo.tools)[t.id], model)
+    assert [v.reason for v in verdicts][:3] == ["it copies the description", verdicts[1].reason,
+                                               "it repeats an earlier example"]
+    assert verdicts[1].kept and verdicts[3].kept and verdicts[0].chosen is None and verdicts[2].chosen is None
+    assert guard_counts([DocumentRecord(t.id, t.definition_hash(), doc, tuple(verdicts))])["dropped_as_a_copy"] == 1
+
+
+def test_the_guard_drops_an_example_the_model_gives_to_a_neighbour_and_keeps_at_most_three(demo):
     t = demo.tools[5]
     model = FakeModel()
     doc = write_document(t, model)
@@ -98,12 +119,14 @@ def test_the_guard_drops_an_example_the_model_gives_to_a_neighbour(demo):
     near = neighbours(demo.tools)[t.id]
     assert len(near) == 4 and t.id not in {n.id for n in near}
     verdicts = guard(t, doc, near, model)
-    assert [v.kept for v in verdicts] == [True, False, True]
+    assert [v.kept for v in verdicts] == [True, False, True, True]
     assert verdicts[1].chosen in {n.id for n in near} and verdicts[1].reason == f"the model chose {verdicts[1].chosen} instead"
     record = DocumentRecord(t.id, t.definition_hash(), doc, tuple(verdicts))
-    assert record.kept().examples == (doc.examples[0], doc.examples[2])
-    assert guard_counts([record]) == {"kept": 2, "dropped": 1, "dropped_for_naming_the_tool": 0,
-                                      "dropped_for_a_neighbour": 1}
+    assert record.kept().examples == (doc.examples[0], doc.examples[2], doc.examples[3])
+    assert guard_counts([record]) == {"kept": 3, "dropped": 1, "dropped_for_naming_the_tool": 0,
+                                      "dropped_as_a_repeat": 0, "dropped_as_a_copy": 0, "dropped_for_a_neighbour": 1}
+    everything = DocumentRecord(t.id, t.definition_hash(), doc, tuple(replace(v, kept=True) for v in verdicts))
+    assert len(everything.kept().examples) == EXAMPLES == 3
 
 
 def test_an_example_naming_the_tool_is_dropped_unasked(demo):
@@ -116,13 +139,13 @@ def test_an_example_naming_the_tool_is_dropped_unasked(demo):
     assert verdicts[1].kept
 
 
-def test_expanded_text_carries_use_when_kept_examples_and_not_for(demo):
+def test_expanded_text_carries_use_when_and_kept_examples_but_not_not_for(demo):
     t = demo.tools[2]
     doc = ToolDocument("When you need it.", ("ask one", "ask two", "ask three"), "Not for cooking.")
     guarded = (Verdict("ask one", True, "ok"), Verdict("ask two", False, "no"), Verdict("ask three", True, "ok"))
     more = with_documents(demo.tools, {t.id: DocumentRecord(t.id, t.definition_hash(), doc, guarded)})
     text = more[2].description
-    assert text.startswith(t.description) and "When you need it." in text and "Not for cooking." in text
+    assert text.startswith(t.description) and "When you need it." in text and "Not for cooking." not in text
     assert "ask one" in text and "ask three" in text and "ask two" not in text
     assert [m.id for m in more] == [x.id for x in demo.tools]
     assert all(m is x for m, x in zip(more, demo.tools) if m.id != t.id)
@@ -156,7 +179,7 @@ def test_resume_skips_done_tools_and_writes_the_rest(demo, tmp_path):
     assert _file_ids(out) == [(t.id, t.definition_hash()) for t in demo.tools[:4]]
     line = json.loads(out.read_text().splitlines()[-1])
     assert set(line) >= {"id", "sha256", "document", "guard", "seconds", "model_sha256", "threads"}
-    assert len(line["guard"]) == 3 and line["threads"] == 1 and len(line["model_sha256"]) == 64
+    assert len(line["guard"]) == len(OPENINGS) and line["threads"] == 1 and len(line["model_sha256"]) == 64
     assert timing(read_records(out))["tools"] == 4 and timing(read_records(out))["threads"] == 1
 
 
@@ -265,5 +288,5 @@ def test_the_review_sample_is_readable_and_fixed(demo):
     assert text == sample_for_review(records, demo.tools, n=3, seed=0)
     blocks = text.split("\n\n")
     assert len(blocks) == 3 and all(b.split(". ", 1)[1].split("\n")[0] in {t.id for t in demo.tools[:6]} for b in blocks)
-    assert text.count("[DROPPED]") == 3 and text.count("[kept]") == 6 and "Use when: When you need to" in text
+    assert text.count("[DROPPED]") == 3 and text.count("[kept]") == 9 and "  Use it when you need to" in text
     assert len(sample_for_review(records, demo.tools, n=30).split("\n\n")) == 6

@@ -513,16 +513,16 @@ class LocalLlamaProvider:
         transcript.add_user(request)
         return self._choose(self.prompt(system, transcript, tools), [t.name for t in tools])
 
-    def complete_json(self, system: str, request: str, schema: JSONObject, max_tokens: int = 400) -> str:
-        """The model's greedy answer to a one-message request, constrained by the server to the JSON ``schema``
-        (Chapter 8b's tool documents): the shape cannot be wrong, only cut short by ``max_tokens``."""
+    def complete_from(self, system: str, request: str, opening: str, max_tokens: int = 60) -> str:
+        """The model's greedy answer to a one-message request when the answer must begin with ``opening``, up to
+        the end of its first line (Chapter 8b's example requests: each opening gives a request of another form)."""
         transcript = Transcript()
         transcript.add_user(request)
         answer = self.server.post("/completion", {
-            "prompt": self.prompt(system, transcript, []), "json_schema": schema, "temperature": 0,
-            "n_predict": max_tokens, "cache_prompt": True,
+            "prompt": self.prompt(system, transcript, []) + opening, "temperature": 0, "n_predict": max_tokens,
+            "stop": ["\n"], "cache_prompt": True,
         })
-        return str(answer.get("content", ""))
+        return opening + str(answer.get("content", ""))
 
     def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> StepChoice:
         """What the model does next in this conversation with these tools shown: answer, or call which one."""

@@ -5,18 +5,25 @@ Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``).
 Why: Chapter 8a's rule-written questions (:mod:`harness.retrieval.expansion`) gave no call, while the
 published Tool-DE result is that rewriting a tool's document — when to use it, what it is not for,
 requests in a user's words — gave the largest gain on tool-retrieval benchmarks. So the local model
-writes one short document per tool: ``use_when`` (one sentence), three ``examples`` (requests as a user
-would type them, no tool names) and ``not_for`` (one sentence). The server constrains the answer to
-:data:`DOCUMENT_SCHEMA`, so its shape cannot be wrong, and decodes greedily, so a rebuild writes the same.
+writes one short document per tool: ``use_when`` and ``not_for`` (a sentence each) and example requests
+in a user's words. Why every part is the model's answer forced to begin with a given opening
+(:data:`USE_WHEN`, :data:`NOT_FOR`, :data:`OPENINGS`: "I need to", "Can you", ...): asked for a JSON
+document at once, the 0.5B model wrote the same request three times, mostly the description copied, and
+copied the instructions' own words into ``use_when``; an opening fixes what each sentence is and varies
+the examples' form. Everything is decoded greedily, so a rebuild writes the same.
 
-Why a guard: a small model invents capabilities. An example request is kept only if the same model,
-shown the tool and its four nearest neighbours in the catalog (BM25 over the original documents, in an
-order fixed by the tool's hash), picks this tool for it (:meth:`LocalLlamaProvider.choose
-<harness.providers.local_llama.LocalLlamaProvider.choose>`); an example that names the tool is dropped
-unasked. Every verdict is kept with its reason, and :func:`sample_for_review` prints a fixed sample for
-a person to read. Only ``use_when``, the kept examples and ``not_for`` are appended to a description,
-through :func:`~harness.retrieval.expansion.expanded`, keyed by the definition hash the document was
-written for: a tool whose definition has changed since keeps its original text.
+Why a guard: a small model invents capabilities and copies. A candidate is dropped unasked when it
+names the tool, repeats an earlier candidate or copies the description (:data:`COPIED_WORDS` words in a
+row); the rest are kept only if the same model, shown the tool and its four nearest neighbours in the
+catalog (BM25 over the original documents, in an order fixed by the tool's hash), picks this tool
+(:meth:`LocalLlamaProvider.choose <harness.providers.local_llama.LocalLlamaProvider.choose>`); at most
+:data:`EXAMPLES` are kept. Every verdict is kept with its reason, and :func:`sample_for_review` prints a fixed sample for
+a person to read. Only ``use_when`` and the kept examples are appended to a description, through
+:func:`~harness.retrieval.expansion.expanded`, keyed by the definition hash the document was written
+for: a tool whose definition has changed since keeps its original text. ``not_for`` is written and kept
+for review but not appended: read by a person, the 0.5B model's ``not_for`` mostly denied the tool's own
+job ("It does not read files from the project workspace" of ``read_file``), an invented limitation that
+would put the tool's own words in a sentence saying it does not do them.
 """
 from __future__ import annotations
 
@@ -36,24 +43,21 @@ from harness.retrieval.bm25 import BM25Retriever, name_and_description
 from harness.retrieval.expansion import QuestionCache, Writer, expanded
 from harness.retrieval.records import CatalogTool
 
-#: What the model must answer: the server turns this into a grammar, so parsing cannot fail on shape.
-DOCUMENT_SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {
-        "use_when": {"type": "string", "minLength": 10, "maxLength": 200},
-        "examples": {"type": "array", "minItems": 3, "maxItems": 3,
-                     "items": {"type": "string", "minLength": 8, "maxLength": 160}},
-        "not_for": {"type": "string", "minLength": 5, "maxLength": 200},
-    },
-    "required": ["use_when", "examples", "not_for"],
-    "additionalProperties": False,
-}
-SYSTEM = "You write short search documents for software tools. Answer with JSON only."
-INSTRUCTIONS = (
-    "Write a JSON object, in English, with: use_when (one sentence: when a user needs this tool); examples (three requests "
-    "a user might type, in everyday words, each one this tool alone can serve with its parameters; never use "
-    "the tool's name); not_for (one sentence: a nearby job this tool does not do)."
+SYSTEM = "You help people find the right software tool."
+#: Each part of a document: what the model is asked after the tool's definition, and how its answer begins.
+USE_WHEN = ("In one sentence, say when a user would need this tool.", "Use it when")
+NOT_FOR = ("In one sentence, name a related job this tool does not do.", "It does not")
+EXAMPLE_INSTRUCTIONS = (
+    "Write one short request a user might type to an assistant that this tool would serve. Use the user's own "
+    "everyday words, mention a concrete example (a file name, a person, a city, a date...), do not copy the "
+    "description and do not name the tool. Write only the request."
 )
+#: How each candidate example must begin: one candidate per opening, so their form differs.
+OPENINGS = ("I need to", "Can you", "How do I", "I want to")
+#: The most examples a document keeps (the first that pass the guard, in the order of :data:`OPENINGS`).
+EXAMPLES = 3
+#: A candidate sharing this many words in a row with the tool's description is a copy, not a user's request.
+COPIED_WORDS = 8
 NEIGHBOURS = 4
 #: How much of a long description the model reads (a few descriptions are pages long).
 DESCRIPTION_CHARS = 800
@@ -62,7 +66,7 @@ DESCRIPTION_CHARS = 800
 class DocumentModel(ToolChooser, Protocol):
     """What writing and guarding need of a model: the real one is :class:`~harness.providers.local_llama.LocalLlamaProvider`."""
 
-    def complete_json(self, system: str, request: str, schema: JSONObject) -> str: ...
+    def complete_from(self, system: str, request: str, opening: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,10 @@ class ToolDocument:
         return {"use_when": self.use_when, "examples": list(self.examples), "not_for": self.not_for}
 
     def lines(self) -> list[str]:
-        """The text appended to the tool's description, one line per part (examples only when some are left)."""
+        """The text appended to the tool's description: ``use_when``, then the examples when some are left
+        (``not_for`` is not: see the module's docstring)."""
         examples = [f"Example requests: {' / '.join(self.examples)}"] if self.examples else []
-        return [f"Use it when: {self.use_when}", *examples, f"Not for: {self.not_for}"]
+        return [self.use_when, *examples]
 
 
 @dataclass(frozen=True)
@@ -127,10 +132,10 @@ class DocumentRecord:
     threads: int = 0
 
     def kept(self) -> ToolDocument:
-        """The document with only the examples the guard kept."""
+        """The document with only the examples the guard kept (at most :data:`EXAMPLES`)."""
         kept = {v.request for v in self.guard if v.kept}
-        return ToolDocument(self.document.use_when, tuple(e for e in self.document.examples if e in kept),
-                            self.document.not_for)
+        examples = tuple(e for e in self.document.examples if e in kept)[:EXAMPLES]
+        return ToolDocument(self.document.use_when, examples, self.document.not_for)
 
     def to_json(self) -> JSONObject:
         return {"id": self.id, "sha256": self.sha256, "document": self.document.to_json(),
@@ -178,22 +183,23 @@ def parse_records(text: str) -> list[DocumentRecord]:
     return out
 
 
-def document_request(t: CatalogTool) -> str:
-    """What the model is asked for one tool: its definition in short, then the instructions."""
+def tool_text(t: CatalogTool) -> str:
+    """The tool's definition in short, as the writer reads it."""
     params = "; ".join(f"{n}: {d}" if d else n for n, d in t.parameters) or "none"
     server = f"Server: {t.server}\n" if t.server else ""
-    return (f"{server}Tool: {t.name}\nDescription: {t.description[:DESCRIPTION_CHARS]}\nParameters: {params}\n\n"
-            f"{INSTRUCTIONS}")
+    return f"{server}Tool: {t.name}\nDescription: {t.description[:DESCRIPTION_CHARS]}\nParameters: {params}\n\n"
+
+
+def answer(model: DocumentModel, t: CatalogTool, instructions: str, opening: str) -> str:
+    """The model's one-line answer about ``t``, beginning with ``opening``, its spacing tidied."""
+    return " ".join(model.complete_from(SYSTEM, tool_text(t) + instructions, opening).split())
 
 
 def write_document(t: CatalogTool, model: DocumentModel) -> ToolDocument:
-    """The model's document for ``t``; a one-sentence ValueError when its answer is no complete JSON object."""
-    answer = model.complete_json(SYSTEM, document_request(t), DOCUMENT_SCHEMA)
-    try:
-        data = json.loads(answer)
-    except json.JSONDecodeError:
-        raise ValueError(f"The model's document for {t.id} is not complete JSON (cut at {len(answer)} characters).") from None
-    return ToolDocument.from_json(data)
+    """The model's document for ``t``: ``use_when``, ``not_for`` and one candidate example per opening (the
+    tool's definition comes first in every request, so the prompt cache reads it once)."""
+    return ToolDocument(answer(model, t, *USE_WHEN), tuple(answer(model, t, EXAMPLE_INSTRUCTIONS, o) for o in OPENINGS),
+                        answer(model, t, *NOT_FOR))
 
 
 def neighbours(tools: Sequence[CatalogTool], k: int = NEIGHBOURS) -> dict[str, list[CatalogTool]]:
@@ -221,16 +227,52 @@ def names_tool(request: str, t: CatalogTool) -> bool:
     return len(t.name) >= 4 and bool(re.search(r"[^a-z]", t.name)) and t.name.lower() in request.lower()
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def copies(request: str, description: str, run: int = COPIED_WORDS) -> bool:
+    """Whether the request shares ``run`` words in a row with the description."""
+    said = _words(description)
+    runs = {tuple(said[i:i + run]) for i in range(len(said) - run + 1)}
+    asked = _words(request)
+    return any(tuple(asked[i:i + run]) in runs for i in range(len(asked) - run + 1))
+
+
+def repeats(request: str, earlier: Sequence[str]) -> bool:
+    """Whether the request has nearly the same words as an earlier one (Jaccard at least 0.8 once its opening's
+    words are set aside)."""
+    def content(text: str) -> set[str]:
+        words = _words(text)
+        opening = next((_words(o) for o in OPENINGS if words[:len(_words(o))] == _words(o)), [])
+        return set(words[len(opening):])
+    mine = content(request)
+    return any(len(mine & content(e)) >= 0.8 * len(mine | content(e)) for e in earlier)
+
+
+def dropped_unasked(request: str, t: CatalogTool, earlier: Sequence[str]) -> str:
+    """Why a candidate is dropped without asking the model ('' when it is asked)."""
+    if names_tool(request, t):
+        return "it names the tool"
+    if repeats(request, earlier):
+        return "it repeats an earlier example"
+    if copies(request, t.description):
+        return "it copies the description"
+    return ""
+
+
 def guard(t: CatalogTool, document: ToolDocument, near: Sequence[CatalogTool], model: DocumentModel) -> list[Verdict]:
-    """A verdict per example: kept only if the model, shown ``t`` among ``near``, picks ``t`` for it."""
+    """A verdict per candidate example: dropped unasked (:func:`dropped_unasked`), else kept only if the model,
+    shown ``t`` among ``near``, picks ``t`` for it."""
     group = [t, *near]
     random.Random(t.definition_hash()).shuffle(group)  # where the tool sits is fixed, not always first
     shown = shown_tools(group)
     by_name = {s.name: g for s, g in zip(shown, group)}
-    verdicts = []
-    for request in document.examples:
-        if names_tool(request, t):
-            verdicts.append(Verdict(request, False, "it names the tool"))
+    verdicts: list[Verdict] = []
+    for i, request in enumerate(document.examples):
+        why = dropped_unasked(request, t, document.examples[:i])
+        if why:
+            verdicts.append(Verdict(request, False, why))
             continue
         choice = model.choose(request, shown)
         chosen = by_name[choice.tool]
@@ -261,11 +303,13 @@ def with_documents(tools: Sequence[CatalogTool], records: Mapping[str, DocumentR
 
 
 def guard_counts(records: Sequence[DocumentRecord]) -> dict[str, int]:
-    """How many example requests the guard kept and dropped, and the dropped ones by reason's kind."""
+    """How many candidate examples the guard kept and dropped, and the dropped ones by reason's kind."""
     verdicts = [v for r in records for v in r.guard]
     dropped = [v for v in verdicts if not v.kept]
     return {"kept": len(verdicts) - len(dropped), "dropped": len(dropped),
             "dropped_for_naming_the_tool": sum(v.reason == "it names the tool" for v in dropped),
+            "dropped_as_a_repeat": sum(v.reason == "it repeats an earlier example" for v in dropped),
+            "dropped_as_a_copy": sum(v.reason == "it copies the description" for v in dropped),
             "dropped_for_a_neighbour": sum(v.chosen is not None for v in dropped)}
 
 
@@ -282,5 +326,5 @@ def sample_for_review(records: Sequence[DocumentRecord], tools: Sequence[Catalog
         params = ", ".join(name for name, _ in t.parameters) or "none"
         verdicts = "\n".join(f"    [{'kept' if v.kept else 'DROPPED'}] {v.request}  ({v.reason})" for v in r.guard)
         blocks.append(f"{k}. {t.id}\n  Description: {t.description[:300]}\n  Parameters: {params}\n"
-                      f"  Use when: {r.document.use_when}\n  Not for: {r.document.not_for}\n  Examples:\n{verdicts}")
+                      f"  {r.document.use_when}\n  {r.document.not_for}\n  Examples:\n{verdicts}")
     return "\n\n".join(blocks)
