@@ -81,10 +81,10 @@ def test_every_tool_shown_removes_the_not_shown_verdicts_and_most_misses_are_the
     assert sum(v in ("wrong", "answered") for v in own) > len(own) / 2
 
 
-def test_the_query_rule_keeps_the_package_default_and_the_k_rule_waits(real):
+def test_both_rules_keep_the_package_defaults(real):
     decision = query_rule(real, DEFAULT_K)
     assert decision.decided and decision.choice == "transcript" and DEFAULT_QUERY is query_from_transcript
-    assert not k_rule(real, DEFAULT_K).decided and DEFAULT_K == 10
+    assert k_rule(real, DEFAULT_K).decided and DEFAULT_K == 10
 
 
 def test_the_real_model_s_trace_of_the_first_task_is_the_one_the_chapter_describes(real):
@@ -103,8 +103,9 @@ def test_held_out_per_step_recall_of_the_latest_message_holds_up():
         assert statistics.fmean(per_step_hits(catalog, group, QUERY_STRATEGIES["latest message"], DEFAULT_K)) >= 0.85
 
 
-def test_the_k_rule_s_grid_and_what_it_waits_for_are_the_ones_the_chapter_names(real):
-    from harness.experiments.real_rules import ALL_TOOLS, K_CONFIGS
+def test_the_k_rule_s_grid_is_the_chapter_s_measured_whole_and_keeps_the_default(real):
+    from harness.experiments.real_rules import ALL_TOOLS, K_CONFIGS, k_rule
 
     assert set(K_CONFIGS) == {3, 5, 10, 20, ALL_TOOLS} and K_CONFIGS[ALL_TOOLS] == "all 74"
-    assert all(measured(real, K_CONFIGS[k]) == (k != 20) for k in K_CONFIGS), "k = 20 not yet measured"
+    assert all(measured(real, K_CONFIGS[k]) for k in K_CONFIGS), "every k of the grid is measured"
+    assert k_rule(real, DEFAULT_K).choice == K_CONFIGS[DEFAULT_K] == "k=10"
