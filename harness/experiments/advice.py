@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+import inspect
 import json
 import statistics
 from typing import Sequence
@@ -43,10 +44,12 @@ def difference(a: Sequence[float], b: Sequence[float]) -> str:
 
 def _real_model_steps() -> dict[str, str]:
     """Tools per turn, on the real small model: 10 shown against all 74, development steps (paired by step)."""
+    from harness.evaluation.scenarios import knee as knee_rule
     from harness.experiments import real_rules, real_steps
 
     rows = real_steps.load()
     shown = ("k=10", "all 74")
+    knee = real_rules.k_rule(rows, 10)  # the committed k rule over k in {3, 5, 10, 20, all}
     steps = [r for r in rows if r.split == "dev" and r.needed is not None]
     by_step = {c: {(r.scenario, r.step): r for r in steps if r.config == c} for c in shown}
     both = sorted(set(by_step["k=10"]) & set(by_step["all 74"]))
@@ -61,6 +64,8 @@ def _real_model_steps() -> dict[str, str]:
             "real latest - transcript": f"{query.value:+.2f} [{query.low:+.2f}, {query.high:+.2f}]",
             **{f"real {c}": f"{e.rate:.2f} [{e.low:.2f}, {e.high:.2f}]"  # scenario-resampled, as the rules and Chapter 3
                for c, e in ((c, real_rules.estimate(rows, c)) for c in shown)},
+            "real k=20": f"{knee.estimates['k=20'].rate:.2f} [{knee.estimates['k=20'].low:.2f}, {knee.estimates['k=20'].high:.2f}]",
+            "knee tolerance": f"{inspect.signature(knee_rule).parameters['tolerance'].default:.2f}",
             "real k=10 - all 74": f"{fewer.value:+.2f} [{fewer.low:+.2f}, {fewer.high:+.2f}]",
             "prompt tokens k=10": f"{tokens['k=10']:,}", "prompt tokens all 74": f"{tokens['all 74']:,}"}
 
