@@ -141,6 +141,13 @@ def cliff_row() -> VerdictRow:
     return VerdictRow("10 tools fine, 20 degrade, 30–50 fall off a cliff", (REAL,), measured, CH1, verdict)
 
 
+def _ns(ns: Sequence[int], measured: Sequence[int]) -> str:
+    """Some of the measured N as a short phrase: a run of neighbouring measured N as 'a–b', else a list."""
+    i = measured.index(ns[0])
+    run = len(ns) > 2 and list(measured[i:i + len(ns)]) == list(ns)
+    return f"{ns[0]}–{ns[-1]}" if run else ", ".join(map(str, ns))
+
+
 def selection_row() -> VerdictRow:
     """Selection is mostly right: the real model's accuracy by kind of request, at the smallest and largest N."""
     curves = _real_curves()
@@ -149,15 +156,23 @@ def selection_row() -> VerdictRow:
         first, last = curves[kind][0], curves[kind][-1]
         parts.append(f"{kind} {first.rate:.2f} {_interval(first.low, first.high)} at N={first.n}, "
                      f"{last.rate:.2f} {_interval(last.low, last.high)} at N={last.n}")
-    literal = min(p.rate for p in curves["literal"])
-    paraphrase = max(p.rate for p in curves["paraphrase"])
-    if literal > 0.5 and paraphrase < 0.5:
-        verdict = (f"depends on the wording: holds for literal requests (≥ {literal:.2f} at every N), "
-                   f"refuted for paraphrases (≤ {paraphrase:.2f} at every N)")
-    elif literal > 0.5:
-        verdict = "holds for literal requests and paraphrases"
-    else:
-        verdict = "refuted: literal requests are not mostly right"
+    # "Mostly right" is a rate above one half, called per N only where the interval is wholly on one side.
+    above = {kind: [p.n for p in curves[kind] if p.low > 0.5] for kind in ("literal", "paraphrase")}
+    below = {kind: [p.n for p in curves[kind] if p.high < 0.5] for kind in ("literal", "paraphrase")}
+    ns = [p.n for p in curves["literal"]]
+
+    def said(kind: str) -> str:
+        if above[kind] == ns:
+            return f"holds for {kind} requests at every N"
+        if below[kind] == ns:
+            return f"refuted for {kind} requests at every N"
+        parts = [f"holds at N={_ns(above[kind], ns)}" if above[kind] else "",
+                 f"refuted at N={_ns(below[kind], ns)}" if below[kind] else "",
+                 f"not decided at N={_ns([n for n in ns if n not in above[kind] + below[kind]], ns)}"
+                 if len(above[kind]) + len(below[kind]) < len(ns) else ""]
+        return f"for {kind} requests " + ", ".join(x for x in parts if x)
+    verdict = (f"{'depends on the wording: ' if above['literal'] != above['paraphrase'] else ''}"
+               f"{said('literal')}; {said('paraphrase')} (called where the 95 % interval is wholly above or below one half)")
     return VerdictRow("Tool selection is mostly right", (REAL,), "; ".join(parts), CH1, verdict)
 
 
