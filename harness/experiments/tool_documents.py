@@ -35,14 +35,13 @@ from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import MODEL_SHA256, LocalLlamaProvider
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.model_documents import (DocumentModel, DocumentRecord, documents_writer, guard, guard_counts,
+from harness.retrieval.model_documents import (FOLDER, DocumentModel, DocumentRecord, documents_writer, guard, guard_counts,
                                                 neighbours, parse_records, read_records, read_text,
                                                 sample_for_review, with_documents,
                                                 write_document)
 from harness.retrieval.named import make_retriever, needs_embeddings
 
 DATASETS = ("demo", "livemcpbench", "toollens")
-FOLDER = "tool_documents"
 RETRIEVERS = ("bm25", "bm25-fielded", "dense-minilm", "hybrid-rrf")
 REBUILD = "python -m harness.experiments.tool_documents --dataset {dataset} --out harness/data/tool_documents/{dataset}.jsonl"
 

@@ -21,9 +21,10 @@ catalog (BM25 over the original documents, in an order fixed by the tool's hash)
 a person to read. Only ``use_when`` and the kept examples are appended to a description, through
 :func:`~harness.retrieval.expansion.expanded`, keyed by the definition hash the document was written
 for: a tool whose definition has changed since keeps its original text. ``not_for`` is written and kept
-for review but not appended: read by a person, the 0.5B model's ``not_for`` mostly denied the tool's own
-job ("It does not read files from the project workspace" of ``read_file``), an invented limitation that
-would put the tool's own words in a sentence saying it does not do them.
+for review but not appended: read by a person, 26 of 30 sampled demo documents' ``not_for`` denied the
+tool's own job ("It does not read files from the project workspace" of ``read_file``;
+``harness/data/tool_documents/demo.review.md``), an invented limitation that would put the tool's own
+words in a sentence saying it does not do them.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ import os
 import random
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Mapping, Protocol, Sequence
 
@@ -302,6 +304,26 @@ def with_documents(tools: Sequence[CatalogTool], records: Mapping[str, DocumentR
     return expanded(tools, documents_writer(records), QuestionCache(), render=document_block)
 
 
+#: Where the committed documents live in the package's data: one ``<dataset>.jsonl`` per catalog.
+FOLDER = "tool_documents"
+
+
+def committed_records() -> dict[str, DocumentRecord]:
+    """Every committed document, of every catalog, by the definition hash it was written for."""
+    folder = resources.files("harness.data").joinpath(FOLDER)
+    if not folder.is_dir():
+        return {}
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".jsonl")), key=lambda f: f.name)
+    return {r.sha256: r for f in files for r in parse_records(f.read_text("utf-8"))}
+
+
+def with_committed_documents(tools: Sequence[CatalogTool]) -> list[CatalogTool]:
+    """The tools with the committed document of their current definition appended, whatever catalog
+    they come from (a tool with none keeps its text): what ``hybrid-rrf+documents`` searches."""
+    by_hash = committed_records()
+    return with_documents(tools, {t.id: by_hash[t.definition_hash()] for t in tools if t.definition_hash() in by_hash})
+
+
 def guard_counts(records: Sequence[DocumentRecord]) -> dict[str, int]:
     """How many candidate examples the guard kept and dropped, and the dropped ones by reason's kind."""
     verdicts = [v for r in records for v in r.guard]
@@ -313,16 +335,22 @@ def guard_counts(records: Sequence[DocumentRecord]) -> dict[str, int]:
             "dropped_for_a_neighbour": sum(v.chosen is not None for v in dropped)}
 
 
-def sample_for_review(records: Sequence[DocumentRecord], tools: Sequence[CatalogTool], n: int = 30,
-                      seed: int = 0) -> str:
-    """A readable sample of ``n`` documents (a seeded draw) with each tool's definition in short and the
-    guard's verdicts, for a person to check that no example asks for more than the tool can do."""
+def review_sample(records: Sequence[DocumentRecord], tools: Sequence[CatalogTool], n: int = 30,
+                  seed: int = 0) -> list[tuple[DocumentRecord, CatalogTool]]:
+    """``n`` documents of tools in ``tools`` drawn with ``seed``, in file order, each with its tool: the
+    sample a person reviews (``harness/data/tool_documents/demo.review.md`` read this draw)."""
     by_id = {t.id: t for t in tools}
     present = [r for r in records if r.id in by_id]
     chosen = sorted(random.Random(seed).sample(range(len(present)), min(n, len(present))))
+    return [(present[i], by_id[present[i].id]) for i in chosen]
+
+
+def sample_for_review(records: Sequence[DocumentRecord], tools: Sequence[CatalogTool], n: int = 30,
+                      seed: int = 0) -> str:
+    """A readable sample of ``n`` documents (:func:`review_sample`) with each tool's definition in short and
+    the guard's verdicts, for a person to check that no example asks for more than the tool can do."""
     blocks = []
-    for k, i in enumerate(chosen, 1):
-        r, t = present[i], by_id[present[i].id]
+    for k, (r, t) in enumerate(review_sample(records, tools, n, seed), 1):
         params = ", ".join(name for name, _ in t.parameters) or "none"
         verdicts = "\n".join(f"    [{'kept' if v.kept else 'DROPPED'}] {v.request}  ({v.reason})" for v in r.guard)
         blocks.append(f"{k}. {t.id}\n  Description: {t.description[:300]}\n  Parameters: {params}\n"

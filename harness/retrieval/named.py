@@ -28,6 +28,7 @@ from harness.selection.ranking import Ranker, Scorer
 from harness.retrieval.bm25 import BM25Retriever
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
 from harness.retrieval.expansion import expanded
+from harness.retrieval.model_documents import with_committed_documents
 from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
 from harness.retrieval.hierarchical import HierarchicalRetriever
 from harness.retrieval.hybrid import HybridRetriever
@@ -98,6 +99,13 @@ def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetrieve
     return r
 
 
+def _documented_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetriever:
+    more = with_committed_documents(tools)
+    r = HybridRetriever(more, dense=_dense(more, e))
+    r.name = "hybrid-rrf+documents"
+    return r
+
+
 def _plan(tools: Sequence[CatalogTool], e: Encoder, base: Ranker | None = None, **options: Any) -> PlannedRetriever:  # Any: keyword settings forwarded unchanged to the retriever
     return PlannedRetriever(base or _hybrid(tools, e), **options)
 
@@ -145,6 +153,9 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
           "hybrid-rrf per step of the request, the lists fused", settings=("base", "splitter"), needs_embeddings=True),
     Entry("hybrid-rrf+expand", _expanded_hybrid, "zero-shot idea", "tuned", "8a",
           "hybrid-rrf over definitions expanded with the questions each tool answers", needs_embeddings=True),
+    Entry("hybrid-rrf+documents", _documented_hybrid, "zero-shot idea", "library", "8b",
+          "hybrid-rrf over definitions with the real small model's committed documents appended (tools without one unchanged)",
+          needs_embeddings=True),
     Entry("rerank-lr", lambda t, e, **s: RerankRetriever(t, encoder=e, **s), "zero-shot idea", "learned", "8a",
           "hybrid-rrf's top 30 re-ordered by a linear model trained on ToolLens development rows",
           settings=("model",), needs_embeddings=True),
