@@ -290,3 +290,28 @@ def test_the_review_sample_is_readable_and_fixed(demo):
     assert len(blocks) == 3 and all(b.split(". ", 1)[1].split("\n")[0] in {t.id for t in demo.tools[:6]} for b in blocks)
     assert text.count("[DROPPED]") == 3 and text.count("[kept]") == 9 and "  Use it when you need to" in text
     assert len(sample_for_review(records, demo.tools, n=30).split("\n\n")) == 6
+
+
+def _model_missing() -> str | None:
+    from harness.providers.base import ProviderError
+    from harness.providers.local_llama import find_install
+
+    try:
+        return None if find_install() else "the real model is not installed: run `make real-model`"
+    except ProviderError as e:
+        return str(e)
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(_model_missing() is not None, reason=str(_model_missing()))
+def test_the_committed_guard_verdicts_reproduce_on_the_real_model(demo):
+    """Two committed demo documents' candidate requests, guarded again: the same verdicts (a choice among
+    five tools, which a rounding in another build of llama.cpp does not flip the way it can a text)."""
+    records = load_documents("demo").records
+    picks = [records[t.id] for t in demo.tools if t.id in records and records[t.id].kept().examples][:2]
+    by_id = {t.id: t for t in demo.tools}
+    near = neighbours(demo.tools)
+    with LocalLlamaProvider(threads=picks[0].threads or None) as model:
+        again = [guard(by_id[r.id], r.document, near[r.id], model) for r in picks]
+    assert [[v.kept for v in verdicts] for verdicts in again] == [[v.kept for v in r.guard] for r in picks]
+    assert [[v.chosen for v in verdicts] for verdicts in again] == [[v.chosen for v in r.guard] for r in picks]
