@@ -65,6 +65,9 @@ def _real_model_steps() -> dict[str, str]:
             **{f"real {c}": f"{e.rate:.2f} [{e.low:.2f}, {e.high:.2f}]"  # scenario-resampled, as the rules and Chapter 3
                for c, e in ((c, real_rules.estimate(rows, c)) for c in shown)},
             "real k=20": f"{knee.estimates['k=20'].rate:.2f} [{knee.estimates['k=20'].low:.2f}, {knee.estimates['k=20'].high:.2f}]",
+            **{f"real discovery - k=10 {split}": f"{d.value:+.2f} [{d.low:+.2f}, {d.high:+.2f}]"  # the committed discovery rule's score
+               for split, d in ((s, real_rules.difference(rows, "discovery, k=10", "k=10", real_rules.right_or_searched, split=s))
+                                for s in ("dev", "heldout"))},
             "knee tolerance": f"{inspect.signature(knee_rule).parameters['tolerance'].default:.2f}",
             "real k=10 - all 74": f"{fewer.value:+.2f} [{fewer.low:+.2f}, {fewer.high:+.2f}]",
             "prompt tokens k=10": f"{tokens['k=10']:,}", "prompt tokens all 74": f"{tokens['all 74']:,}"}

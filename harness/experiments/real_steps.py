@@ -68,7 +68,8 @@ WALL_TIME = ("k=10: 223 rows in about an hour of wall time (17 s a row on averag
              "k=3 and k=5: 223 rows each in about 31 and 38 minutes (8 and 10 s a row, one llama.cpp thread beside eight "
              "other jobs); k=20: 223 rows in 82 minutes of the rows' own seconds (22 s a row on average, median 19 s: twenty "
              "tools' schemas are read wherever the list changes), its last 141 in 37 minutes of wall time on two threads; "
-             "the 2,103 rows of every configuration are a run of many hours at that pace, resumed where it stopped")
+             "discovery, k=10: 153 rows in 20 minutes of wall time on two threads (8 s a row: ten tools and the short "
+             "discovery tool, the list shared across a scenario's steps); the 2,103 rows of every configuration are a run of many hours at that pace, resumed where it stopped")
 SPLITS = ("dev", "heldout")
 DISCOVERY_NAMES = frozenset({"list_available_tools", SEARCH_TOOL_NAME})
 #: What a configuration shows for the conversation so far, built over one catalog.

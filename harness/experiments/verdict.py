@@ -48,7 +48,7 @@ from harness.evaluation.cliff import curves_by_kind, first_separated_drop, separ
 from harness.demo import CONFUSABLE_PAIRS, load_demo_queries, demo_tools, load_scenarios
 from harness.experiments import real_steps
 from harness.experiments.real_cliff import load
-from harness.experiments.real_rules import discovery_rule
+from harness.experiments.real_rules import difference, discovery_rule, right_or_searched
 from harness.evaluation.datasets import dataset_dir, load_tools
 from harness.evaluation.splits import development_split
 from harness.core.rates import bootstrap_interval, paired_difference_interval
@@ -322,6 +322,9 @@ def pivots_row() -> VerdictRow:
         decision = discovery_rule(rows_, DEFAULT_K)
         numbers = [f"{e.config} {e.rate:.2f} {_interval(e.low, e.high)}" for e in decision.estimates.values()]
         numbers += [f"{d.a} − {d.b} {_gap(d.value, d.low, d.high)}" for d in decision.differences]
+        if who == REAL and decision.decided:  # the rule reads development steps; held out beside it, as Chapter 4 §5 prints
+            held = difference(rows_, f"discovery, k={DEFAULT_K}", f"k={DEFAULT_K}", right_or_searched, split="heldout")
+            numbers.append(f"held out {_gap(held.value, held.low, held.high)}")
         steps.append(f"{who}, per development step: {decision.sentence}" + (f" ({'; '.join(numbers)})" if numbers else ""))
     measured = f"{STANDIN}, whole runs judged on effects, {_query_name()} query: " + "; ".join(parts) + ". " + ". ".join(steps)
     if len(separated_on) == len(SPLITS):
