@@ -90,7 +90,11 @@ def per_step_recall(catalog: Tools, scenarios: Iterable[Scenario], query_fn: Que
     return statistics.fmean(hits)
 
 
-def knee(success: Mapping[int, float], tolerance: float = 0.05) -> int:
+#: How close to the best success the knee must be: Chapter 3's rule, and the real model's k rule.
+KNEE_TOLERANCE = 0.05
+
+
+def knee(success: Mapping[int, float], tolerance: float = KNEE_TOLERANCE) -> int:
     """The smallest ``k`` whose success is within ``tolerance`` of the best success measured.
 
     Chapter 3's rule for the default number of tools per turn, applied to the development

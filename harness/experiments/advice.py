@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from importlib import resources
 
-import inspect
 import json
 import statistics
 from typing import Sequence
@@ -44,12 +43,13 @@ def difference(a: Sequence[float], b: Sequence[float]) -> str:
 
 def _real_model_steps() -> dict[str, str]:
     """Tools per turn, on the real small model: 10 shown against all 74, development steps (paired by step)."""
-    from harness.evaluation.scenarios import knee as knee_rule
+    from harness.evaluation.scenarios import KNEE_TOLERANCE
+    from harness.selection.ranking import DEFAULT_K
     from harness.experiments import real_rules, real_steps
 
     rows = real_steps.load()
     shown = ("k=10", "all 74")
-    knee = real_rules.k_rule(rows, 10)  # the committed k rule over k in {3, 5, 10, 20, all}
+    knee = real_rules.k_rule(rows, DEFAULT_K)  # the committed k rule over k in {3, 5, 10, 20, all}
     steps = [r for r in rows if r.split == "dev" and r.needed is not None]
     by_step = {c: {(r.scenario, r.step): r for r in steps if r.config == c} for c in shown}
     both = sorted(set(by_step["k=10"]) & set(by_step["all 74"]))
@@ -68,7 +68,7 @@ def _real_model_steps() -> dict[str, str]:
             **{f"real discovery - k=10 {split}": f"{d.value:+.2f} [{d.low:+.2f}, {d.high:+.2f}]"  # the committed discovery rule's score
                for split, d in ((s, real_rules.difference(rows, "discovery, k=10", "k=10", real_rules.right_or_searched, split=s))
                                 for s in ("dev", "heldout"))},
-            "knee tolerance": f"{inspect.signature(knee_rule).parameters['tolerance'].default:.2f}",
+            "knee tolerance": f"{KNEE_TOLERANCE:.2f}",
             "real k=10 - all 74": f"{fewer.value:+.2f} [{fewer.low:+.2f}, {fewer.high:+.2f}]",
             "prompt tokens k=10": f"{tokens['k=10']:,}", "prompt tokens all 74": f"{tokens['all 74']:,}"}
 

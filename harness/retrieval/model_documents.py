@@ -60,6 +60,8 @@ OPENINGS = ("I need to", "Can you", "How do I", "I want to")
 EXAMPLES = 3
 #: A candidate sharing this many words in a row with the tool's description is a copy, not a user's request.
 COPIED_WORDS = 8
+#: Why a candidate is dropped before the model is asked (the verdicts' reasons, counted by :func:`guard_counts`).
+NAMES_TOOL, REPEATS, COPIES = "it names the tool", "it repeats an earlier example", "it copies the description"
 NEIGHBOURS = 4
 #: How much of a long description the model reads (a few descriptions are pages long).
 DESCRIPTION_CHARS = 800
@@ -255,11 +257,11 @@ def repeats(request: str, earlier: Sequence[str]) -> bool:
 def dropped_unasked(request: str, t: CatalogTool, earlier: Sequence[str]) -> str:
     """Why a candidate is dropped without asking the model ('' when it is asked)."""
     if names_tool(request, t):
-        return "it names the tool"
+        return NAMES_TOOL
     if repeats(request, earlier):
-        return "it repeats an earlier example"
+        return REPEATS
     if copies(request, t.description):
-        return "it copies the description"
+        return COPIES
     return ""
 
 
@@ -329,9 +331,9 @@ def guard_counts(records: Sequence[DocumentRecord]) -> dict[str, int]:
     verdicts = [v for r in records for v in r.guard]
     dropped = [v for v in verdicts if not v.kept]
     return {"kept": len(verdicts) - len(dropped), "dropped": len(dropped),
-            "dropped_for_naming_the_tool": sum(v.reason == "it names the tool" for v in dropped),
-            "dropped_as_a_repeat": sum(v.reason == "it repeats an earlier example" for v in dropped),
-            "dropped_as_a_copy": sum(v.reason == "it copies the description" for v in dropped),
+            "dropped_for_naming_the_tool": sum(v.reason == NAMES_TOOL for v in dropped),
+            "dropped_as_a_repeat": sum(v.reason == REPEATS for v in dropped),
+            "dropped_as_a_copy": sum(v.reason == COPIES for v in dropped),
             "dropped_for_a_neighbour": sum(v.chosen is not None for v in dropped)}
 
 
