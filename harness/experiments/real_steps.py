@@ -242,7 +242,7 @@ def read_rows(path: str | Path | Traversable) -> list[StepRow]:
     return rows
 
 
-def _trim_partial_line(path: Path) -> None:
+def trim_partial_line(path: Path) -> None:
     """Cut a last line a killed run left without its newline, so appended rows start on a line of their own."""
     if path.is_file() and path.stat().st_size:
         text = path.read_bytes()
@@ -274,7 +274,7 @@ def run_steps(provider: "LocalLlamaProvider | StandInSteps", out: str | Path, co
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _trim_partial_line(out)
+    trim_partial_line(out)
     done = {r.key for r in read_rows(out)}
     added = 0
     for config in configs:

@@ -483,7 +483,12 @@ class LocalLlamaProvider:
     """
 
     def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, may_answer: bool = True,
+                 max_tokens: int | None = None,
                  **server_options: Any) -> None:  # Any: **kwargs forwarded unchanged to the server
+        """``max_tokens`` caps every answer and every call's arguments, whatever the loop asks: on two cores a
+        0.5B model writes about 20 tokens a second, and an answer it never ends costs the loop's whole budget."""
+        if max_tokens is not None and max_tokens <= 0:
+            raise ValueError(f"max_tokens must be positive, got {max_tokens}.")
         install = install or find_install()
         if install is None:
             raise ProviderError("The real model is not installed: run `make real-model` (about 10 minutes, once).")
@@ -491,6 +496,7 @@ class LocalLlamaProvider:
         self.model = MODEL_LABEL
         self.n_probs = n_probs
         self.may_answer = may_answer
+        self.max_tokens = max_tokens
         self.server = LocalLlamaServer(install, **server_options)
 
     def __enter__(self) -> "LocalLlamaProvider":
@@ -555,6 +561,7 @@ class LocalLlamaProvider:
         return await asyncio.to_thread(self._complete, system, transcript, tools, max_tokens)
 
     def _complete(self, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int) -> ModelTurn:
+        max_tokens = min(max_tokens, self.max_tokens or max_tokens)
         prompt = self.prompt(system, transcript, tools)
         names = [t.name for t in tools]
         if tools and not self.may_answer:

@@ -1,0 +1,286 @@
+"""Whole tasks on the real model: every scenario run end to end and judged on the world's state.
+
+Introduced in Chapter 5 (``notebooks/05_mcp_integration.ipynb``, section 4), beside the stand-in's runs
+of the same three ways of loading tools. The per-step rows (:mod:`harness.experiments.real_steps`)
+ask one step at a time with the conversation done right; here the real small model
+(:mod:`harness.providers.local_llama`) runs each of the 70 scenarios through the agent loop on its own:
+it chooses, writes arguments, reads results, and must stop. Each run is judged by
+:func:`harness.evaluation.scenarios.run_scenario` — the asked change made and nothing else damaged —
+and its prompts are kept (:class:`harness.evaluation.prompt_cache.PromptRecorder`), so the prompt-cache
+comparison of Chapter 5 §5 replays the real model's requests as it does the stand-in's.
+
+Why a failure is classified (:func:`task_failure`): a 0.5B model's success is low, and the lesson is
+where it fails — the tool not shown, a wrong tool, the right tool with wrong arguments (or a wrong
+answer), stopping before the work was done, or never stopping.
+
+Why ``MAX_TURNS`` = 6 and answers of at most ``MAX_TOKENS`` tokens: on two cores a turn costs several
+seconds, and a run that never stops pays every turn; six turns fit every scenario's needed calls
+(at most four) and one search besides, and a deferred run that searches before each call is cut short
+by it — a stated handicap, counted in "never stopped".
+
+Rebuild (appends each scenario's row as it finishes and resumes by skipping rows already there)::
+
+    make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl
+
+Measured wall time: see :data:`WALL_TIME`.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from harness.core.rates import bootstrap_interval, paired_difference_interval
+from harness.core.temp_folders import exit_cleanly_on_sigterm
+from harness.demo import load_scenarios
+from harness.evaluation.prompt_cache import Block, CacheRules, CacheUse, Prompt, found_tools_in_messages, run_cache_use, run_recorded
+from harness.evaluation.scenarios import ScenarioRun, failure_kind, fresh_demo_catalog, in_order
+from harness.experiments.real_steps import SPLITS, trim_partial_line
+from harness.mcp.deferral import loading_strategies
+from harness.providers.base import Provider
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+RESULTS_FILE = "real_model_tasks.jsonl"
+COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl"
+MAX_TURNS = 6
+MAX_TOKENS = 256
+#: Measured on this 2-core machine while it wrote the committed file (filled in from the run's log).
+WALL_TIME = "not yet measured"
+#: The three ways of loading tools Chapter 5 compares, in the order they are run (the default first).
+_ALL, _TOP_K, _SEARCH = loading_strategies()
+CONFIGS = (_TOP_K, _SEARCH, _ALL)
+TASK_FAILURES = ("tool not shown", "wrong tool", "argument content", "answer content", "stopped early", "never stopped")
+_KINDS = {"t": "tool", "s": "system", "m": "message"}
+
+
+def task_failure(run: ScenarioRun) -> str | None:
+    """Why a failed run failed (None when it succeeded), at the first needed tool it did not call in order.
+
+    :func:`harness.evaluation.scenarios.failure_kind`'s classes, read for a model that may stop: where
+    the needed tools were shown and nothing wrong was called, the run either stopped early (answered)
+    or never stopped (``max_turns``: most often the same call again and again); a run that made every
+    needed call and went on to ``max_turns`` never stopped too, while a needed call that came back as an
+    error is argument content however the run ended. A request needing no tool fails by calling one
+    (that changed the world) or by its answer.
+    """
+    if run.success:
+        return None
+    never = run.result.stopped == "max_turns"
+    if not run.scenario.tools:
+        return "never stopped" if never else "wrong tool" if run.result.calls() else "answer content"
+    kind = failure_kind(run)
+    done_all = in_order(run.scenario.tools, run.result.succeeded())
+    if never and (kind == "phrase its lexicon lacks" or (kind == "argument content" and done_all)):
+        return "never stopped"
+    return "stopped early" if kind == "phrase its lexicon lacks" else kind
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One committed line: a configuration's run of one scenario, its verdict, its cost and its prompts."""
+
+    config: str
+    split: str
+    scenario: str
+    kind: str
+    max_turns: int
+    success: bool
+    tools_right: bool
+    failure: str | None
+    failures: list[str]
+    stopped: str  # the judged request's: "end_turn", "max_turns", ...
+    setup_stopped: list[str]
+    turns: int
+    calls: list[list[Any]]  # Any: [name, arguments, succeeded] as JSON keeps them
+    answer: str
+    seconds: float
+    prompts: list[list[list[Any]]] = field(repr=False)  # Any: [kind initial, key, tokens] per block
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.config, self.split, self.scenario
+
+    def prompt_list(self, found_at_end: bool = False) -> list[Prompt]:
+        """The requests the run sent, as the cache sees them (found tools moved after the conversation if asked)."""
+        prompts = [Prompt(tuple(Block(_KINDS[k], key, n) for k, key, n in p)) for p in self.prompts]
+        return found_tools_in_messages(prompts) if found_at_end else prompts
+
+    def use(self, rules: CacheRules = CacheRules(), found_at_end: bool = False) -> CacheUse:
+        """The run's cache reads, writes and uncached input tokens, replayed on a cold cache."""
+        return run_cache_use(self.prompt_list(found_at_end), rules)
+
+
+def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float) -> TaskRow:
+    """The committed line for one judged run."""
+    return TaskRow(config, split, run.scenario.id, run.scenario.kind, MAX_TURNS, run.success, run.tools_right,
+                   task_failure(run), list(run.failures), run.result.stopped, [r.stopped for r in run.setup_results],
+                   run.turns, [[n, a, ok] for n, a, ok in run.result.calls()], run.result.final_text[:400],
+                   round(seconds, 2), [[[b.kind[0], b.key, b.tokens] for b in p.blocks] for p in prompts])
+
+
+def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
+    """The rows saved so far (none when the file is absent); a last line cut off mid-write is dropped."""
+    path = Path(path) if isinstance(path, str) else path
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(TaskRow(**json.loads(line)))
+        except (json.JSONDecodeError, TypeError):
+            continue  # a line cut off by a killed run; the resumed run asks that scenario again
+    return rows
+
+
+def load(path: str | Path | None = None) -> list[TaskRow]:
+    """The committed rows (or those of ``path``)."""
+    return read_rows(path if path is not None else resources.files("harness.data").joinpath(RESULTS_FILE))
+
+
+async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] = CONFIGS, *,
+                    splits: Sequence[str] = SPLITS, limit: int | None = None,
+                    log: Callable[[str], None] = print) -> int:
+    """Run every scenario of every configuration not yet in ``out``; append each row as it finishes. Returns rows added.
+
+    Split by split, each configuration in turn: a run cut short holds every configuration's development
+    scenarios before any held-out one, so the comparison it allows is paired.
+
+    Each scenario runs on a fresh demo world and a cold cache (:func:`harness.evaluation.prompt_cache.run_recorded`);
+    ``limit`` runs only the first scenarios of each split (a smoke test).
+    """
+    strategies = loading_strategies()
+    unknown = [c for c in configs if c not in strategies]
+    if unknown:
+        raise ValueError(f"No way of loading tools is called {', '.join(map(repr, unknown))}; choose from: {', '.join(strategies)}.")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    trim_partial_line(out)
+    done = {r.key for r in read_rows(out)}
+    added = 0
+    for split, config in ((split, config) for split in splits for config in configs):
+        todo = [s for s in load_scenarios(split)[:limit] if (config, split, s.id) not in done]
+        if todo:
+            log(f"{config}, {split}: {len(todo)} scenarios to run")
+        for i, scenario in enumerate(todo, 1):
+            started = time.perf_counter()
+            (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **strategies[config],
+                                           max_turns=MAX_TURNS)
+            row = row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started)
+            with out.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
+            added += 1
+            log(f"{config}, {split}: {i}/{len(todo)} {scenario.id} {'ok' if row.success else row.failure} "
+                f"({row.turns} turns, {row.stopped}) {row.seconds:.0f} s")
+    return added
+
+
+# --- reading the results -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One configuration's runs on one split: success with its 95 % interval, failures by class, stopping."""
+
+    config: str
+    split: str
+    n: int
+    success: float
+    low: float
+    high: float
+    failures: dict[str, int]
+    stopped: float  # share of the judged requests that ended with an answer
+    turns: float
+    seconds: float
+
+
+def rows_of(rows: Sequence[TaskRow], config: str, split: str) -> list[TaskRow]:
+    """``config``'s rows on ``split``, in scenario order."""
+    return sorted((r for r in rows if r.config == config and r.split == split), key=lambda r: r.scenario)
+
+
+def summarize(rows: Sequence[TaskRow], config: str, split: str) -> TaskSummary:
+    """The table row for ``config`` on ``split``."""
+    mine = rows_of(rows, config, split)
+    if not mine:
+        raise ValueError(f"There are no rows of {config!r} on {split!r}.")
+    low, high = bootstrap_interval([float(r.success) for r in mine])
+    counts = Counter(r.failure for r in mine if r.failure)
+    return TaskSummary(config, split, len(mine), statistics.fmean(r.success for r in mine), low, high,
+                       {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped == "end_turn" for r in mine),
+                       statistics.fmean(r.turns for r in mine), statistics.fmean(r.seconds for r in mine))
+
+
+def paired_success(rows: Sequence[TaskRow], a: str, b: str, split: str) -> tuple[float, float, float]:
+    """Success of ``a`` minus ``b`` over the scenarios both ran, with its paired 95 % interval."""
+    left = {r.scenario: float(r.success) for r in rows_of(rows, a, split)}
+    right = {r.scenario: float(r.success) for r in rows_of(rows, b, split)}
+    both = sorted(set(left) & set(right))
+    if not both:
+        raise ValueError(f"{a!r} and {b!r} share no scenario on {split!r}.")
+    x, y = [left[s] for s in both], [right[s] for s in both]
+    low, high = paired_difference_interval(x, y)
+    return statistics.fmean(x) - statistics.fmean(y), low, high
+
+
+def complete(rows: Sequence[TaskRow], config: str, split: str) -> bool:
+    """Whether ``config`` has a row for every scenario of ``split`` (a partial run is not a random sample)."""
+    have = {r.scenario for r in rows if r.config == config and r.split == split}
+    return all(s.id in have for s in load_scenarios(split))
+
+
+def report(rows: Sequence[TaskRow]) -> str:
+    """The table of what ``rows`` hold: success, failures by class, stopping, turns and seconds."""
+    lines = [f"{'config':<30} {'split':<8} {'n':>3} {'success [95 %]':<19} {'stopped':>7} {'turns':>5} {'s/run':>5}  failures"]
+    for config in dict.fromkeys(r.config for r in rows):
+        for split in SPLITS:
+            if rows_of(rows, config, split):
+                s = summarize(rows, config, split)
+                failed = ", ".join(f"{k} {v}" for k, v in s.failures.items() if v)
+                lines.append(f"{config:<30} {split:<8} {s.n:>3} {s.success:.2f} [{s.low:.2f}, {s.high:.2f}]     "
+                             f"{s.stopped:>7.2f} {s.turns:>5.1f} {s.seconds:>5.0f}  {failed}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    exit_cleanly_on_sigterm()  # a stopped run removes its demo worlds' temp folders
+    from harness.providers.base import ProviderError
+    from harness.providers.local_llama import LocalLlamaProvider
+
+    parser = argparse.ArgumentParser(description="Whole tasks on the local real model, judged on effects (Chapter 5).")
+    parser.add_argument("--out", required=True, help="the JSON-lines file to append to (resumed when it exists)")
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), help=f"ways of loading tools (default: {', '.join(CONFIGS)})")
+    parser.add_argument("--limit", type=int, default=None, help="scenarios per split (a smoke test)")
+    parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
+    parser.add_argument("--report", action="store_true", help="print the table of what --out holds, and run nothing")
+    options = parser.parse_args(argv)
+    if options.report:
+        print(report(read_rows(options.out)))
+        return
+    started = time.perf_counter()
+
+    def say(line: str) -> None:  # flushed at once: a background run's log shows its progress
+        print(line, flush=True)
+
+    async def run_all() -> int:
+        # The server is closed inside the event loop: on SIGTERM the loop cancels this task, the server
+        # stops, and the thread waiting on its answer returns, so asyncio's shutdown need not wait for it.
+        with LocalLlamaProvider(threads=options.threads, max_tokens=MAX_TOKENS) as provider:
+            return await run_tasks(provider, options.out, options.configs, limit=options.limit, log=say)
+
+    try:
+        added = asyncio.run(run_all())
+    except (ProviderError, ValueError) as e:
+        raise SystemExit(str(e)) from None
+    print(f"{added} rows added to {options.out} in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

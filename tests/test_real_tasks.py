@@ -1,0 +1,169 @@
+"""Whole tasks on the real model: what a row records, how a failure is classified, how a run resumes.
+
+The runner is exercised with the offline stand-in and scripted providers (no model needed); the cache
+replay of a committed row is checked against the prompt-cache model Chapter 5 uses for the stand-in.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from harness.core.messages import Message, ToolCall
+from harness.demo import load_scenarios
+from harness.evaluation.prompt_cache import CacheRules, found_tools_in_messages, run_cache_use, run_recorded
+from harness.evaluation.scenarios import fresh_demo_catalog
+from harness.experiments import real_tasks
+from harness.experiments.real_tasks import (CONFIGS, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
+                                            row_of, run_tasks, summarize, task_failure)
+from harness.mcp.deferral import loading_strategies
+from harness.providers.offline import OfflineModel
+from harness.providers.scripted import ScriptedProvider
+
+TOP_K, SEARCH = CONFIGS[0], CONFIGS[1]
+
+
+def run(provider, scenario, config=TOP_K):
+    (priced,) = asyncio.run(run_recorded(provider, fresh_demo_catalog, [scenario], **loading_strategies()[config],
+                                         max_turns=MAX_TURNS))
+    return priced
+
+
+def scenario(split, sid):
+    return next(s for s in load_scenarios(split) if s.id == sid)
+
+
+def call(name, **arguments):
+    return Message("assistant", [ToolCall(f"call_{name}", name, arguments)])
+
+
+def test_the_configurations_are_chapter_5s_three_with_the_default_first():
+    assert set(CONFIGS) == set(loading_strategies()) and len(CONFIGS) == 3
+    assert CONFIGS[0].startswith("per-turn top-")
+
+
+def test_a_run_that_repeats_one_call_until_max_turns_never_stopped():
+    s = scenario("dev", "task-01")  # read notes/todo.md, then post its first line: what the real model loops on
+    assert s.tools[0] == "read_file"
+    looping = ScriptedProvider([lambda t, tools: call("read_file", path="notes/todo.md")] * MAX_TURNS)
+    priced = run(looping, s, config=CONFIGS[2])  # all tools: the needed ones are shown
+    assert priced.run.result.stopped == "max_turns" and not priced.run.success
+    assert task_failure(priced.run) == "never stopped"
+    wrong_path = run(ScriptedProvider([lambda t, tools: call("read_file", path="nope.md")] * MAX_TURNS), s, config=CONFIGS[2])
+    assert task_failure(wrong_path.run) == "argument content"  # the needed call came back as an error
+
+
+def test_a_run_that_answers_at_once_stopped_early():
+    s = next(s for s in load_scenarios("dev") if s.kind == "task")
+    priced = run(ScriptedProvider(["I cannot do that."]), s, config=CONFIGS[2])
+    assert priced.run.result.stopped == "end_turn"
+    assert task_failure(priced.run) == "stopped early"
+
+
+def test_a_request_needing_no_tool_fails_by_calling_one_or_by_its_answer():
+    opener = scenario("dev", "opener-02")  # "what can you do?": the world unchanged, three domains named
+    assert not opener.tools
+    writing = run(ScriptedProvider([call("create_issue", title="hi", body="hi"), "Hello."]), opener, config=CONFIGS[2])
+    silent = run(ScriptedProvider(["."]), opener, config=CONFIGS[2])
+    assert [task_failure(r.run) for r in (writing, silent)] == ["wrong tool", "answer content"]
+
+
+def test_a_successful_run_has_no_failure_and_every_failure_is_a_named_class():
+    rows = []
+    for s in load_scenarios("dev")[:8]:
+        priced = run(OfflineModel(), s)
+        rows.append(row_of(TOP_K, "dev", priced.run, priced.prompts, 0.0))
+    assert any(r.success for r in rows) and not any(r.success and r.failure for r in rows)
+    assert all(r.failure in TASK_FAILURES for r in rows if not r.success)
+
+
+def test_rows_resume_and_a_cut_line_is_asked_again(tmp_path):
+    out = tmp_path / "tasks.jsonl"
+    lines = []
+    added = asyncio.run(run_tasks(OfflineModel(), out, configs=[TOP_K], splits=("dev",), limit=2, log=lines.append))
+    assert added == 2 and len(read_rows(out)) == 2
+    text = out.read_text(encoding="utf-8")
+    out.write_text(text[: len(text) - 40], encoding="utf-8")  # a killed run's half-written last line
+    assert len(read_rows(out)) == 1
+    again = asyncio.run(run_tasks(OfflineModel(), out, configs=[TOP_K], splits=("dev",), limit=2, log=lines.append))
+    assert again == 1 and [r.scenario for r in read_rows(out)] == [s.id for s in load_scenarios("dev")[:2]]
+    assert all(json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
+
+
+def test_an_unknown_configuration_is_named_in_one_sentence(tmp_path):
+    with pytest.raises(ValueError, match="No way of loading tools is called 'every tool'"):
+        asyncio.run(run_tasks(OfflineModel(), tmp_path / "x.jsonl", configs=["every tool"]))
+
+
+def test_a_rows_prompts_price_as_the_runs_own_and_found_tools_can_move_after_the_conversation():
+    s = next(s for s in load_scenarios("dev") if s.kind == "task")
+    priced = run(OfflineModel(), s, config=SEARCH)
+    row = read_back(row_of(SEARCH, "dev", priced.run, priced.prompts, 1.0))
+    for rules in (CacheRules(), CacheRules(min_tokens=1_024)):
+        assert row.use(rules) == run_cache_use(priced.prompts, rules)
+        assert row.use(rules, found_at_end=True) == run_cache_use(found_tools_in_messages(priced.prompts), rules)
+
+
+def read_back(row):
+    return real_tasks.TaskRow(**json.loads(json.dumps(real_tasks.asdict(row))))
+
+
+def test_summaries_count_success_failures_and_stopping_and_pair_by_scenario():
+    ids = [s.id for s in load_scenarios("dev")[:4]]
+    rows = [fake("a", sid, ok, None if ok else "wrong tool") for sid, ok in zip(ids, (1, 1, 0, 0))]
+    rows += [fake("b", sid, ok, None if ok else "never stopped") for sid, ok in zip(ids, (0, 1, 0, 0))]
+    a = summarize(rows, "a", "dev")
+    assert (a.n, a.success, a.failures["wrong tool"], a.stopped) == (4, 0.5, 2, 1.0)
+    assert summarize(rows, "b", "dev").stopped == 0.25 and summarize(rows, "b", "dev").failures["never stopped"] == 3
+    gap, low, high = paired_success(rows, "a", "b", "dev")
+    assert gap == pytest.approx(0.25) and low <= gap <= high
+    assert not complete(rows, "a", "dev")
+    assert "wrong tool 2" in report(rows)
+    with pytest.raises(ValueError, match="no rows"):
+        summarize(rows, "c", "dev")
+
+
+def fake(config, sid, ok, failure):
+    return real_tasks.TaskRow(config, "dev", sid, "task", MAX_TURNS, bool(ok), bool(ok), failure, [],
+                              "end_turn" if failure != "never stopped" else "max_turns", [], 2, [], "", 1.0, [])
+
+
+STOPPABLE = '''
+import asyncio, sys, threading
+from harness.experiments import real_tasks
+import harness.providers.local_llama as local_llama
+
+class Blocking:
+    """A model whose answer never comes until it is closed, as llama-server's does mid-generation."""
+    def __init__(self, **options):
+        self.closed = threading.Event()
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        self.closed.set()
+    async def complete(self, **request):
+        await asyncio.to_thread(self.closed.wait)
+        raise RuntimeError("closed")
+
+local_llama.LocalLlamaProvider = Blocking
+real_tasks.main(["--out", sys.argv[1], "--limit", "1"])
+'''
+
+
+def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
+    """A stopped run closes its model inside the event loop, so asyncio's shutdown does not wait on the answer."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", STOPPABLE, str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "scenarios to run" in child.stdout.readline()
+        time.sleep(0.5)  # in the model's call now
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=10) == 128 + signal.SIGTERM
+    finally:
+        child.kill()
