@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run
+from real_model_support import needs_model
 from harness.core.messages import Transcript
 from harness.providers.base import ProviderError
 import harness.providers.local_llama as local_llama
@@ -91,9 +92,9 @@ class ScriptedServer:
         return self.answers.pop(0)
 
 
-def scripted_provider(*answers, may_answer=True):
+def scripted_provider(*answers, may_answer=True, max_tokens=None):
     provider = object.__new__(LocalLlamaProvider)
-    provider.model, provider.n_probs, provider.may_answer = "m", 5, may_answer
+    provider.model, provider.n_probs, provider.may_answer, provider.max_tokens = "m", 5, may_answer, max_tokens
     provider.server = ScriptedServer(*answers)
     return provider
 
@@ -165,6 +166,20 @@ def test_the_loop_gets_an_answer_when_the_model_answers(small_tools):
     transcript.add_user("hi")
     turn = run(provider.complete(system="sys", transcript=transcript, tools=small_tools))
     assert turn.stop_reason == "end_turn" and turn.message.text == "Hello! How can I help?" and not turn.message.tool_calls
+
+
+@pytest.mark.parametrize("cap, asked", [(None, 1024), (256, 256), (4096, 1024)])
+def test_max_tokens_caps_what_the_loop_asks_for_and_never_raises_it(small_tools, cap, asked):
+    provider = scripted_provider(completion("Hello", ["Hello"]), {"content": " Hello.", "stop_type": "eos"}, max_tokens=cap)
+    transcript = Transcript()
+    transcript.add_user("hi")
+    run(provider.complete(system="sys", transcript=transcript, tools=small_tools))
+    assert provider.server.requests[-1][1]["n_predict"] == asked
+
+
+def test_max_tokens_must_be_positive():
+    with pytest.raises(ValueError, match="max_tokens must be positive"):
+        LocalLlamaProvider(max_tokens=0)
 
 
 def test_forced_choice_still_calls_a_tool(small_tools):
@@ -381,15 +396,6 @@ def test_a_server_that_dies_at_start_is_reported(tmp_path, fake_install):
 
 # --- the real model (CI installs it with `make real-model`) -------------------------------------
 
-def model_missing() -> str | None:
-    """Why the real-model tests cannot run here (None when they can)."""
-    try:
-        return None if find_install() else "the real model is not installed: run `make real-model`"
-    except ProviderError as e:
-        return str(e)
-
-
-needs_model = pytest.mark.skipif(model_missing() is not None, reason=str(model_missing()))
 
 
 @pytest.mark.real_model

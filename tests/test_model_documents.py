@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import AbstractSet, cast
 
 import pytest
+from real_model_support import needs_model
 
 from harness.experiments import tool_documents
 from harness.experiments.tool_documents import build, load_documents, main, measure, timing
@@ -292,18 +293,8 @@ def test_the_review_sample_is_readable_and_fixed(demo):
     assert len(sample_for_review(records, demo.tools, n=30).split("\n\n")) == 6
 
 
-def _model_missing() -> str | None:
-    from harness.providers.base import ProviderError
-    from harness.providers.local_llama import find_install
-
-    try:
-        return None if find_install() else "the real model is not installed: run `make real-model`"
-    except ProviderError as e:
-        return str(e)
-
-
 @pytest.mark.real_model
-@pytest.mark.skipif(_model_missing() is not None, reason=str(_model_missing()))
+@needs_model
 def test_the_committed_guard_verdicts_reproduce_on_the_real_model(demo):
     """Two committed demo documents' candidate requests, guarded again: the same verdicts (a choice among
     five tools, which a rounding in another build of llama.cpp does not flip the way it can a text)."""

@@ -9,12 +9,12 @@ import json
 from collections import defaultdict
 
 import pytest
+from real_model_support import needs_model
 
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
 from harness.core.messages import ToolResult
-from harness.providers.base import ProviderError
-from harness.providers.local_llama import StepChoice, ToolChoice, find_install
+from harness.providers.local_llama import StepChoice, ToolChoice
 from harness.experiments.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
                                 summarize, verdict)
 from harness.evaluation.scenarios import oracle_steps
@@ -172,11 +172,6 @@ def test_paired_right_pairs_the_same_steps_of_two_configurations():
 
 # --- the real model ------------------------------------------------------------------------------
 
-def model_missing() -> str | None:
-    try:
-        return None if find_install() else "the real model is not installed: run `make real-model`"
-    except ProviderError as e:
-        return str(e)
 
 
 def recheck_sample(rows):
@@ -200,7 +195,7 @@ def recheck_sample(rows):
 
 
 @pytest.mark.real_model
-@pytest.mark.skipif(model_missing() is not None, reason=str(model_missing()))
+@needs_model
 def test_committed_rows_reproduce_on_the_real_model(catalog):
     """Three committed rows (calls and an answer), asked again: the same tools shown, the same choices."""
     from harness.providers.local_llama import LocalLlamaProvider

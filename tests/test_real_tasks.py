@@ -6,13 +6,15 @@ replay of a committed row is checked against the prompt-cache model Chapter 5 us
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
 
+
 from harness.core.messages import Message, ToolCall
 from harness.demo import load_scenarios
-from harness.evaluation.prompt_cache import CacheRules, found_tools_in_messages, run_cache_use, run_recorded
+from harness.evaluation.prompt_cache import CacheRules, cost_summary, found_tools_in_messages, run_cache_use, run_recorded
 from harness.evaluation.scenarios import fresh_demo_catalog
 from harness.experiments import real_tasks
 from harness.experiments.real_tasks import (CONFIGS, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
@@ -102,11 +104,12 @@ def test_a_rows_prompts_price_as_the_runs_own_and_found_tools_can_move_after_the
     row = read_back(row_of(SEARCH, "dev", priced.run, priced.prompts, 1.0))
     for rules in (CacheRules(), CacheRules(min_tokens=1_024)):
         assert row.use(rules) == run_cache_use(priced.prompts, rules)
-        assert row.use(rules, found_at_end=True) == run_cache_use(found_tools_in_messages(priced.prompts), rules)
+        assert row.found_tools_at_end().use(rules) == run_cache_use(found_tools_in_messages(priced.prompts), rules)
+        assert cost_summary([row], rules).per_task == cost_summary([priced], rules).per_task
 
 
 def read_back(row):
-    return real_tasks.TaskRow(**json.loads(json.dumps(real_tasks.asdict(row))))
+    return real_tasks.TaskRow(**json.loads(json.dumps(dataclasses.asdict(row))))
 
 
 def test_summaries_count_success_failures_and_stopping_and_pair_by_scenario():
@@ -167,3 +170,4 @@ def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
         assert child.wait(timeout=10) == 128 + signal.SIGTERM
     finally:
         child.kill()
+

@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from harness.core.messages import Transcript
 from harness.core.rates import bootstrap_interval
@@ -230,8 +230,25 @@ class PricedRun:
     run: ScenarioRun
     prompts: list[Prompt]
 
+    @property
+    def success(self) -> bool:
+        return self.run.success
+
     def use(self, rules: CacheRules = CacheRules()) -> CacheUse:
         return run_cache_use(self.prompts, rules)
+
+
+class Priced(Protocol):
+    """What a cost summary reads of a run: its prompts, whether it succeeded, and its cache use
+    (a :class:`PricedRun`, or a committed row of the real model's runs)."""
+
+    @property
+    def prompts(self) -> Sequence[Any]: ...  # Any: Prompts, or a row's serialised blocks; only their count is read
+
+    @property
+    def success(self) -> bool: ...
+
+    def use(self, rules: CacheRules = CacheRules()) -> CacheUse: ...
 
 
 async def run_recorded(provider: Provider, make_catalog: Callable[[], ToolCatalog], scenarios: Sequence[Scenario],
@@ -303,9 +320,9 @@ class CostSummary:
         return getattr(self.total, part) / self.total.total
 
 
-def cost_summary(runs: Sequence[PricedRun], rules: CacheRules = CacheRules()) -> CostSummary:
+def cost_summary(runs: Sequence[Priced], rules: CacheRules = CacheRules()) -> CostSummary:
     """Replay each run's prompts on a cold cache under ``rules`` and sum what they cost."""
     uses = [p.use(rules) for p in runs]
     per_task = [u.cost(rules) for u in uses]
     low, high = bootstrap_interval(per_task)
-    return CostSummary(per_task, uses, [float(p.run.success) for p in runs], sum(len(p.prompts) for p in runs), low, high)
+    return CostSummary(per_task, uses, [float(p.success) for p in runs], sum(len(p.prompts) for p in runs), low, high)

@@ -31,18 +31,17 @@ Measured wall time: see :data:`WALL_TIME`.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from harness.core.temp_folders import exit_cleanly_on_sigterm, owned_temp_dir
+from harness.experiments import run_file
 from harness.selection.agent import DEFAULT_SYSTEM
 from harness.selection.catalog import ToolCatalog
 from harness.demo import DemoWorld, demo_tools, load_scenarios
@@ -230,24 +229,7 @@ def ask(provider: "LocalLlamaProvider | StandInSteps", config: Config, case: Cas
 
 def read_rows(path: str | Path | Traversable) -> list[StepRow]:
     """The rows saved so far (none when the file is absent); a last line cut off mid-write is dropped."""
-    path = Path(path) if isinstance(path, str) else path
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(StepRow(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue  # a line cut off by a killed run; the resumed run asks that case again
-    return rows
-
-
-def trim_partial_line(path: Path) -> None:
-    """Cut a last line a killed run left without its newline, so appended rows start on a line of their own."""
-    if path.is_file() and path.stat().st_size:
-        text = path.read_bytes()
-        if not text.endswith(b"\n"):
-            path.write_bytes(text[: text.rfind(b"\n") + 1])
+    return run_file.read_rows(path, StepRow)
 
 
 def prompt_order(catalog: ToolCatalog, case: Case, tools: Sequence[Tool]) -> tuple:
@@ -274,7 +256,7 @@ def run_steps(provider: "LocalLlamaProvider | StandInSteps", out: str | Path, co
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    trim_partial_line(out)
+    run_file.trim_partial_line(out)
     done = {r.key for r in read_rows(out)}
     added = 0
     for config in configs:
@@ -288,9 +270,7 @@ def run_steps(provider: "LocalLlamaProvider | StandInSteps", out: str | Path, co
         started = time.perf_counter()
         for i, (case, tools) in enumerate(todo, 1):
             row = ask(provider, config, case, tools)
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
-                f.flush()
+            run_file.append_row(out, row)
             added += 1
             if i % 25 == 0 or i == len(todo):
                 log(f"{config.name}: {i}/{len(todo)} in {time.perf_counter() - started:.0f} s")
@@ -480,13 +460,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     from harness.providers.base import ProviderError
     from harness.providers.local_llama import LocalLlamaProvider
 
-    parser = argparse.ArgumentParser(description="Per-step tool choice on the local real model (Chapters 3-5).")
-    parser.add_argument("--out", required=True, help="the JSON-lines file to append to (resumed when it exists)")
-    parser.add_argument("--configs", nargs="+", default=None, help="configuration names or groups (default: all, in order)")
-    parser.add_argument("--limit", type=int, default=None, help="cases per configuration (a smoke test)")
-    parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
-    parser.add_argument("--report", action="store_true", help="print the table of what --out holds, and ask nothing")
-    options = parser.parse_args(argv)
+    options = run_file.run_parser("Per-step tool choice on the local real model (Chapters 3-5).", configs=None,
+                                  configs_help="configuration names or groups (default: all, in order)",
+                                  limit_help="cases per configuration (a smoke test)").parse_args(argv)
     if options.report:
         print(report(read_rows(options.out)))
         return

@@ -26,13 +26,11 @@ Measured wall time: see :data:`WALL_TIME`.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import statistics
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -40,9 +38,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.core.temp_folders import exit_cleanly_on_sigterm
 from harness.demo import load_scenarios
+from harness.demo.labels import Scenario
 from harness.evaluation.prompt_cache import Block, CacheRules, CacheUse, Prompt, found_tools_in_messages, run_cache_use, run_recorded
 from harness.evaluation.scenarios import ScenarioRun, failure_kind, fresh_demo_catalog, in_order
-from harness.experiments.real_steps import SPLITS, trim_partial_line
+from harness.experiments import run_file
+from harness.experiments.real_steps import SPLITS
 from harness.mcp.deferral import loading_strategies
 from harness.providers.base import Provider
 
@@ -109,14 +109,21 @@ class TaskRow:
     def key(self) -> tuple[str, str, str]:
         return self.config, self.split, self.scenario
 
-    def prompt_list(self, found_at_end: bool = False) -> list[Prompt]:
-        """The requests the run sent, as the cache sees them (found tools moved after the conversation if asked)."""
-        prompts = [Prompt(tuple(Block(_KINDS[k], key, n) for k, key, n in p)) for p in self.prompts]
-        return found_tools_in_messages(prompts) if found_at_end else prompts
+    def prompt_list(self) -> list[Prompt]:
+        """The requests the run sent, as the cache sees them."""
+        return [Prompt(tuple(Block(_KINDS[k], key, n) for k, key, n in p)) for p in self.prompts]
 
-    def use(self, rules: CacheRules = CacheRules(), found_at_end: bool = False) -> CacheUse:
+    def use(self, rules: CacheRules = CacheRules()) -> CacheUse:
         """The run's cache reads, writes and uncached input tokens, replayed on a cold cache."""
-        return run_cache_use(self.prompt_list(found_at_end), rules)
+        return run_cache_use(self.prompt_list(), rules)
+
+    def found_tools_at_end(self) -> TaskRow:
+        """The same run with each found tool's definition after the conversation (the third placement)."""
+        return replace(self, prompts=_blocks(found_tools_in_messages(self.prompt_list())))
+
+
+def _blocks(prompts: Sequence[Prompt]) -> list[list[list[Any]]]:  # Any: as TaskRow.prompts
+    return [[[b.kind[0], b.key, b.tokens] for b in p.blocks] for p in prompts]
 
 
 def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float) -> TaskRow:
@@ -124,21 +131,20 @@ def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt],
     return TaskRow(config, split, run.scenario.id, run.scenario.kind, MAX_TURNS, run.success, run.tools_right,
                    task_failure(run), list(run.failures), run.result.stopped, [r.stopped for r in run.setup_results],
                    run.turns, [[n, a, ok] for n, a, ok in run.result.calls()], run.result.final_text[:400],
-                   round(seconds, 2), [[[b.kind[0], b.key, b.tokens] for b in p.blocks] for p in prompts])
+                   round(seconds, 2), _blocks(prompts))
+
+
+async def task_row(provider: Provider, config: str, split: str, scenario: Scenario) -> TaskRow:
+    """Run one scenario under one way of loading tools, on a fresh demo world and a cold cache, and judge it."""
+    started = time.perf_counter()
+    (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **loading_strategies()[config],
+                                   max_turns=MAX_TURNS)
+    return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started)
 
 
 def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
     """The rows saved so far (none when the file is absent); a last line cut off mid-write is dropped."""
-    path = Path(path) if isinstance(path, str) else path
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(TaskRow(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue  # a line cut off by a killed run; the resumed run asks that scenario again
-    return rows
+    return run_file.read_rows(path, TaskRow)
 
 
 def load(path: str | Path | None = None) -> list[TaskRow]:
@@ -154,8 +160,7 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
     Split by split, each configuration in turn: a run cut short holds every configuration's development
     scenarios before any held-out one, so the comparison it allows is paired.
 
-    Each scenario runs on a fresh demo world and a cold cache (:func:`harness.evaluation.prompt_cache.run_recorded`);
-    ``limit`` runs only the first scenarios of each split (a smoke test).
+    Each scenario runs as :func:`task_row` runs it; ``limit`` runs only the first scenarios of each split (a smoke test).
     """
     strategies = loading_strategies()
     unknown = [c for c in configs if c not in strategies]
@@ -163,7 +168,7 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
         raise ValueError(f"No way of loading tools is called {', '.join(map(repr, unknown))}; choose from: {', '.join(strategies)}.")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    trim_partial_line(out)
+    run_file.trim_partial_line(out)
     done = {r.key for r in read_rows(out)}
     added = 0
     for split, config in ((split, config) for split in splits for config in configs):
@@ -171,12 +176,8 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
         if todo:
             log(f"{config}, {split}: {len(todo)} scenarios to run")
         for i, scenario in enumerate(todo, 1):
-            started = time.perf_counter()
-            (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **strategies[config],
-                                           max_turns=MAX_TURNS)
-            row = row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started)
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(asdict(row), ensure_ascii=False) + "\n")
+            row = await task_row(provider, config, split, scenario)
+            run_file.append_row(out, row)
             added += 1
             log(f"{config}, {split}: {i}/{len(todo)} {scenario.id} {'ok' if row.success else row.failure} "
                 f"({row.turns} turns, {row.stopped}) {row.seconds:.0f} s")
@@ -230,6 +231,15 @@ def paired_success(rows: Sequence[TaskRow], a: str, b: str, split: str) -> tuple
     return statistics.fmean(x) - statistics.fmean(y), low, high
 
 
+async def stand_in_rows(configs: Sequence[str] = CONFIGS, splits: Sequence[str] = SPLITS) -> list[TaskRow]:
+    """The offline stand-in's rows for the same scenarios, run the same way (it takes seconds): what the
+    chapter shows beside the real model's."""
+    from harness.providers.offline import OfflineModel
+
+    return [await task_row(OfflineModel(), config, split, s) for split in splits for config in configs
+            for s in load_scenarios(split)]
+
+
 def complete(rows: Sequence[TaskRow], config: str, split: str) -> bool:
     """Whether ``config`` has a row for every scenario of ``split`` (a partial run is not a random sample)."""
     have = {r.scenario for r in rows if r.config == config and r.split == split}
@@ -254,13 +264,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     from harness.providers.base import ProviderError
     from harness.providers.local_llama import LocalLlamaProvider
 
-    parser = argparse.ArgumentParser(description="Whole tasks on the local real model, judged on effects (Chapter 5).")
-    parser.add_argument("--out", required=True, help="the JSON-lines file to append to (resumed when it exists)")
-    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), help=f"ways of loading tools (default: {', '.join(CONFIGS)})")
-    parser.add_argument("--limit", type=int, default=None, help="scenarios per split (a smoke test)")
-    parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
-    parser.add_argument("--report", action="store_true", help="print the table of what --out holds, and run nothing")
-    options = parser.parse_args(argv)
+    options = run_file.run_parser("Whole tasks on the local real model, judged on effects (Chapter 5c).",
+                                  configs=list(CONFIGS), configs_help=f"ways of loading tools (default: {', '.join(CONFIGS)})",
+                                  limit_help="scenarios per split (a smoke test)").parse_args(argv)
     if options.report:
         print(report(read_rows(options.out)))
         return
