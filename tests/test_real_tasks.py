@@ -117,7 +117,7 @@ def test_summaries_count_success_failures_and_stopping_and_pair_by_scenario():
     rows = [fake("a", sid, ok, None if ok else "wrong tool") for sid, ok in zip(ids, (1, 1, 0, 0))]
     rows += [fake("b", sid, ok, None if ok else "never stopped") for sid, ok in zip(ids, (0, 1, 0, 0))]
     a = summarize(rows, "a", "dev")
-    assert (a.n, a.success, a.failures["wrong tool"], a.stopped) == (4, 0.5, 2, 1.0)
+    assert (a.n, a.success, a.failures["wrong tool"], a.stopped, a.repeated) == (4, 0.5, 2, 1.0, 0.0)
     assert summarize(rows, "b", "dev").stopped == 0.25 and summarize(rows, "b", "dev").failures["never stopped"] == 3
     gap, low, high = paired_success(rows, "a", "b", "dev")
     assert gap == pytest.approx(0.25) and low <= gap <= high
@@ -171,3 +171,11 @@ def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
     finally:
         child.kill()
 
+
+
+def test_a_repeated_call_is_the_same_name_and_arguments_twice_in_a_row():
+    row = fake("a", "task-01", 0, "never stopped")
+    again = dataclasses.replace(row, calls=[["read_file", {"path": "a"}, True], ["read_file", {"path": "a"}, True]])
+    other = dataclasses.replace(row, calls=[["read_file", {"path": "a"}, True], ["read_file", {"path": "b"}, True],
+                                            ["read_file", {"path": "a"}, True]])
+    assert real_tasks.repeated_call(again) and not real_tasks.repeated_call(other) and not real_tasks.repeated_call(row)

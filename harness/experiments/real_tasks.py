@@ -1,13 +1,13 @@
 """Whole tasks on the real model: every scenario run end to end and judged on the world's state.
 
-Introduced in Chapter 5 (``notebooks/05_mcp_integration.ipynb``, section 4), beside the stand-in's runs
-of the same three ways of loading tools. The per-step rows (:mod:`harness.experiments.real_steps`)
+Introduced in Chapter 5c (``notebooks/05c_real_model_loop.ipynb``), beside the stand-in's runs of the
+same three ways of loading tools (Chapter 5 §4 compares them on the stand-in). The per-step rows (:mod:`harness.experiments.real_steps`)
 ask one step at a time with the conversation done right; here the real small model
 (:mod:`harness.providers.local_llama`) runs each of the 70 scenarios through the agent loop on its own:
 it chooses, writes arguments, reads results, and must stop. Each run is judged by
 :func:`harness.evaluation.scenarios.run_scenario` — the asked change made and nothing else damaged —
-and its prompts are kept (:class:`harness.evaluation.prompt_cache.PromptRecorder`), so the prompt-cache
-comparison of Chapter 5 §5 replays the real model's requests as it does the stand-in's.
+and its prompts are kept (:class:`harness.evaluation.prompt_cache.PromptRecorder`), so Chapter 5c §3
+replays the real model's requests through the prompt-cache model as Chapter 5 §5 does the stand-in's.
 
 Why a failure is classified (:func:`task_failure`): a 0.5B model's success is low, and the lesson is
 where it fails — the tool not shown, a wrong tool, the right tool with wrong arguments (or a wrong
@@ -198,8 +198,14 @@ class TaskSummary:
     high: float
     failures: dict[str, int]
     stopped: float  # share of the judged requests that ended with an answer
+    repeated: float  # share of runs that made one call twice in a row, arguments and all
     turns: float
     seconds: float
+
+
+def repeated_call(row: TaskRow) -> bool:
+    """Whether the run made the same call (name and arguments) twice in a row: a result read as no progress."""
+    return any(a[:2] == b[:2] for a, b in zip(row.calls, row.calls[1:]))
 
 
 def rows_of(rows: Sequence[TaskRow], config: str, split: str) -> list[TaskRow]:
@@ -216,7 +222,8 @@ def summarize(rows: Sequence[TaskRow], config: str, split: str) -> TaskSummary:
     counts = Counter(r.failure for r in mine if r.failure)
     return TaskSummary(config, split, len(mine), statistics.fmean(r.success for r in mine), low, high,
                        {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped == "end_turn" for r in mine),
-                       statistics.fmean(r.turns for r in mine), statistics.fmean(r.seconds for r in mine))
+                       statistics.fmean(repeated_call(r) for r in mine), statistics.fmean(r.turns for r in mine),
+                       statistics.fmean(r.seconds for r in mine))
 
 
 def paired_success(rows: Sequence[TaskRow], a: str, b: str, split: str) -> tuple[float, float, float]:
@@ -248,14 +255,14 @@ def complete(rows: Sequence[TaskRow], config: str, split: str) -> bool:
 
 def report(rows: Sequence[TaskRow]) -> str:
     """The table of what ``rows`` hold: success, failures by class, stopping, turns and seconds."""
-    lines = [f"{'config':<30} {'split':<8} {'n':>3} {'success [95 %]':<19} {'stopped':>7} {'turns':>5} {'s/run':>5}  failures"]
+    lines = [f"{'config':<30} {'split':<8} {'n':>3} {'success [95 %]':<19} {'stopped':>7} {'repeat':>6} {'turns':>5} {'s/run':>5}  failures"]
     for config in dict.fromkeys(r.config for r in rows):
         for split in SPLITS:
             if rows_of(rows, config, split):
                 s = summarize(rows, config, split)
                 failed = ", ".join(f"{k} {v}" for k, v in s.failures.items() if v)
                 lines.append(f"{config:<30} {split:<8} {s.n:>3} {s.success:.2f} [{s.low:.2f}, {s.high:.2f}]     "
-                             f"{s.stopped:>7.2f} {s.turns:>5.1f} {s.seconds:>5.0f}  {failed}")
+                             f"{s.stopped:>7.2f} {s.repeated:>6.2f} {s.turns:>5.1f} {s.seconds:>5.0f}  {failed}")
     return "\n".join(lines)
 
 
