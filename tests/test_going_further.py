@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-PARTS = ("06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
+PARTS = ("05c_real_model_loop", "06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
          "08a_zero_shot_ideas", "08b_embedder_and_query_time")
 BUDGET = 3_000
 #: Phrases that name the project's history or lean on a parameter as if it were a finding.

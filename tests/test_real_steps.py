@@ -224,3 +224,16 @@ def test_the_stand_in_answers_the_same_cases_as_the_real_model():
     for r in rows:
         assert r.verdict == verdict(r.needed, r.shown, r.choice)
     assert {r.verdict for r in rows if r.needed is not None} - {"right", "wrong", "answered", "not shown"} == set()
+
+
+def test_step_habits_count_first_steps_and_later_steps_back_on_the_previous_tool():
+    from harness.experiments.real_steps import step_habits
+
+    def row(step, needed, choice, verdict, kind="task", scenario="s1"):
+        return StepRow("k", "g", "dev", scenario, kind, step, needed, [needed], True, choice, verdict, None, None, None, "",
+                       0, 0.0)
+
+    rows = [row(0, "a", "a", "right"), row(1, "b", "a", "wrong"), row(2, "c", "c", "right"), row(3, None, None, "stopped"),
+            row(0, "a", "x", "wrong", scenario="s2"), row(0, "a", "a", "right", kind="pivot", scenario="p1")]
+    h = step_habits(rows, "k", "dev")
+    assert (h.first_right, h.first, h.later_right, h.later_repeated, h.later) == (1, 2, 1, 1, 2)

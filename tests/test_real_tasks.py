@@ -10,6 +10,7 @@ import dataclasses
 import json
 
 import pytest
+from real_model_support import needs_model
 
 
 from harness.core.messages import Message, ToolCall
@@ -119,9 +120,11 @@ def test_summaries_count_success_failures_and_stopping_and_pair_by_scenario():
     a = summarize(rows, "a", "dev")
     assert (a.n, a.success, a.failures["wrong tool"], a.stopped, a.repeated) == (4, 0.5, 2, 1.0, 0.0)
     assert summarize(rows, "b", "dev").stopped == 0.25 and summarize(rows, "b", "dev").failures["never stopped"] == 3
-    gap, low, high = paired_success(rows, "a", "b", "dev")
+    gap, low, high = paired_success(rows, "a", rows, "b", "dev")
     assert gap == pytest.approx(0.25) and low <= gap <= high
-    assert not complete(rows, "a", "dev")
+    assert not complete(rows, "a", "dev") and not complete(rows, "a", "dev", "task")
+    every_task = [fake("a", s.id, 1, None) for s in load_scenarios("dev") if s.kind == "task"]
+    assert complete(every_task, "a", "dev", "task") and not complete(every_task, "a", "dev")
     assert "wrong tool 2" in report(rows)
     with pytest.raises(ValueError, match="no rows"):
         summarize(rows, "c", "dev")
@@ -179,3 +182,25 @@ def test_a_repeated_call_is_the_same_name_and_arguments_twice_in_a_row():
     other = dataclasses.replace(row, calls=[["read_file", {"path": "a"}, True], ["read_file", {"path": "b"}, True],
                                             ["read_file", {"path": "a"}, True]])
     assert real_tasks.repeated_call(again) and not real_tasks.repeated_call(other) and not real_tasks.repeated_call(row)
+
+
+@pytest.mark.real_model
+@needs_model
+def test_the_quickest_committed_run_reproduces_on_the_real_model():
+    """The committed run that took the fewest seconds, run again: the same calls, the same verdict."""
+    from harness.providers.local_llama import LocalLlamaProvider
+
+    rows = real_tasks.load()
+    assert rows, "the real model's runs are committed"
+    quickest = min(rows, key=lambda r: r.seconds)
+    with LocalLlamaProvider(max_tokens=real_tasks.MAX_TOKENS) as model:
+        again = asyncio.run(real_tasks.task_row(model, quickest.config, quickest.split,
+                                                scenario(quickest.split, quickest.scenario)))
+    assert (again.calls, again.success, again.failure, again.stopped) == (
+        quickest.calls, quickest.success, quickest.failure, quickest.stopped)
+
+
+def test_a_row_records_the_turn_limit_it_ran_under():
+    s = scenario("dev", "task-01")
+    longer = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", s, max_turns=10))
+    assert longer.max_turns == read_back(longer).max_turns == 10

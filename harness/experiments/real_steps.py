@@ -386,6 +386,28 @@ def report(rows: Sequence[StepRow]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class StepHabits:
+    """A configuration's first steps against its later ones, the conversation so far done right (Chapter 5c)."""
+
+    first_right: int
+    first: int
+    later_right: int
+    later_repeated: int  # called the previous step's tool again
+    later: int
+
+
+def step_habits(rows: Sequence[StepRow], config: str, split: str, kind: str = "task") -> StepHabits:
+    """How often the model is right at a scenario's first step, and at later steps right or back on the
+    previous step's tool: whole runs that repeat one call start here."""
+    mine = {(r.scenario, r.step): r for r in rows
+            if r.config == config and r.split == split and r.kind == kind and r.needed is not None}
+    first = [r for (_, step), r in mine.items() if step == 0]
+    later = [(r, mine.get((scenario, step - 1))) for (scenario, step), r in mine.items() if step > 0]
+    return StepHabits(sum(r.verdict == "right" for r in first), len(first), sum(r.verdict == "right" for r, _ in later),
+                      sum(before is not None and r.choice == before.needed for r, before in later), len(later))
+
+
 def load(path: str | Path | None = None) -> list[StepRow]:
     """The committed rows (``harness/data/real_model_steps.jsonl`` by default)."""
     return read_rows(path or resources.files("harness.data").joinpath(RESULTS_FILE))

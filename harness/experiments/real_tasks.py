@@ -53,8 +53,10 @@ RESULTS_FILE = "real_model_tasks.jsonl"
 COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl"
 MAX_TURNS = 6
 MAX_TOKENS = 256
-#: Measured on this 2-core machine while it wrote the committed file (filled in from the run's log).
-WALL_TIME = "not yet measured"
+#: Measured on the 2-core machine that wrote the committed file, from the rows' own seconds.
+WALL_TIME = ("per-turn top-10, the development set's 26 single-request tasks: 26 minutes (59 s a run on average, six "
+             "turns each, on two threads, at times beside another job); the first two pivots took 5 and 8 minutes "
+             "(their earlier requests run to the turn limit too)")
 #: The three ways of loading tools Chapter 5 compares, in the order they are run (the default first).
 _ALL, _TOP_K, _SEARCH = loading_strategies()
 CONFIGS = (_TOP_K, _SEARCH, _ALL)
@@ -126,20 +128,21 @@ def _blocks(prompts: Sequence[Prompt]) -> list[list[list[Any]]]:  # Any: as Task
     return [[[b.kind[0], b.key, b.tokens] for b in p.blocks] for p in prompts]
 
 
-def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float) -> TaskRow:
+def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float,
+           max_turns: int = MAX_TURNS) -> TaskRow:
     """The committed line for one judged run."""
-    return TaskRow(config, split, run.scenario.id, run.scenario.kind, MAX_TURNS, run.success, run.tools_right,
+    return TaskRow(config, split, run.scenario.id, run.scenario.kind, max_turns, run.success, run.tools_right,
                    task_failure(run), list(run.failures), run.result.stopped, [r.stopped for r in run.setup_results],
                    run.turns, [[n, a, ok] for n, a, ok in run.result.calls()], run.result.final_text[:400],
                    round(seconds, 2), _blocks(prompts))
 
 
-async def task_row(provider: Provider, config: str, split: str, scenario: Scenario) -> TaskRow:
+async def task_row(provider: Provider, config: str, split: str, scenario: Scenario, max_turns: int = MAX_TURNS) -> TaskRow:
     """Run one scenario under one way of loading tools, on a fresh demo world and a cold cache, and judge it."""
     started = time.perf_counter()
     (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **loading_strategies()[config],
-                                   max_turns=MAX_TURNS)
-    return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started)
+                                   max_turns=max_turns)
+    return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started, max_turns)
 
 
 def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
@@ -226,10 +229,12 @@ def summarize(rows: Sequence[TaskRow], config: str, split: str) -> TaskSummary:
                        statistics.fmean(r.seconds for r in mine))
 
 
-def paired_success(rows: Sequence[TaskRow], a: str, b: str, split: str) -> tuple[float, float, float]:
-    """Success of ``a`` minus ``b`` over the scenarios both ran, with its paired 95 % interval."""
-    left = {r.scenario: float(r.success) for r in rows_of(rows, a, split)}
-    right = {r.scenario: float(r.success) for r in rows_of(rows, b, split)}
+def paired_success(rows_a: Sequence[TaskRow], a: str, rows_b: Sequence[TaskRow], b: str,
+                   split: str) -> tuple[float, float, float]:
+    """Success of ``a`` (in ``rows_a``) minus ``b`` (in ``rows_b``) over the scenarios both ran, with its paired
+    95 % interval: two configurations of one model, or one configuration on the real model and the stand-in."""
+    left = {r.scenario: float(r.success) for r in rows_of(rows_a, a, split)}
+    right = {r.scenario: float(r.success) for r in rows_of(rows_b, b, split)}
     both = sorted(set(left) & set(right))
     if not both:
         raise ValueError(f"{a!r} and {b!r} share no scenario on {split!r}.")
@@ -247,10 +252,11 @@ async def stand_in_rows(configs: Sequence[str] = CONFIGS, splits: Sequence[str] 
             for s in load_scenarios(split)]
 
 
-def complete(rows: Sequence[TaskRow], config: str, split: str) -> bool:
-    """Whether ``config`` has a row for every scenario of ``split`` (a partial run is not a random sample)."""
+def complete(rows: Sequence[TaskRow], config: str, split: str, kind: str | None = None) -> bool:
+    """Whether ``config`` has a row for every scenario of ``split`` (of ``kind``, if given): a partial run is
+    not a random sample, but every scenario of one kind is a set fixed before any was run."""
     have = {r.scenario for r in rows if r.config == config and r.split == split}
-    return all(s.id in have for s in load_scenarios(split))
+    return all(s.id in have for s in load_scenarios(split) if kind is None or s.kind == kind)
 
 
 def report(rows: Sequence[TaskRow]) -> str:

@@ -285,6 +285,30 @@ def per_turn_loop(k: int | None = None) -> Diagram:
                     "for the next turn.")
 
 
+
+def failure_points() -> Diagram:
+    """Chapter 5c: where in the loop each class of failure of a whole run happens (harness.experiments.real_tasks)."""
+    c = _Canvas(820)
+    c.text(16, 26, "Where a whole run can fail: one class at each step of the loop", 15, bold=True)
+    w, h, y1, y2 = 180, 58, 60, 190
+    xs = (20, 220, 420, 620)
+    steps = [("tools shown", "top-k, all, or found"), ("model picks", "answer, or call"),
+             ("arguments", "written to the schema"), ("result", "appended; next turn")]
+    fails = [("tool not shown", "never on the list"), ("wrong tool", "shown, not needed"),
+             ("argument content", "right tool, bad values"), ("never stopped", "the same call again")]
+    for x, (head, sub) in zip(xs, steps):
+        c.box(x, y1, w, h, [head, sub], BLUE)
+    for x, (head, sub) in zip(xs, fails):
+        c.box(x, y2, w, h, [head, sub], ORANGE, dashed=True)
+        c.arrow(x + w / 2, y1 + h, x + w / 2, y2 - 2)
+    for a, b in zip(xs, xs[1:]):
+        c.arrow(a + w, y1 + h / 2, b - 2, y1 + h / 2)
+    c.text(16, y2 + h + 30, "Answering before the work is done: stopped early. A wrong answer where no tool is needed: "
+           "answer content.", 13, italic=True)
+    return c.render("failure-points", "Where a whole run can fail",
+                    "Four steps of the loop — tools shown, the model picks, arguments, result — each with the failure "
+                    "that happens there: tool not shown, wrong tool, argument content, never stopped.")
+
 # ---------------------------------------------------------------- (c) BM25 scoring one query
 
 @dataclass(frozen=True)
@@ -538,6 +562,7 @@ COURSE = (
     Chapter("5", "MCP integration", "real servers, deferral, tool search, the prompt cache", True),
     Chapter("7", "Use it in your agent", "harness serve: the proxy real clients use", True),
     Chapter("5b", "MCP operations", "config checks, failing and poisoned servers", False),
+    Chapter("5c", "The whole loop, real model", "whole tasks: success, failures, cache", False),
     Chapter("6a", "Public benchmarks", "fielded, dense, hybrid on test rows", False),
     Chapter("6b", "Scale and speed", "misses, a fast BM25, catalog size", False),
     Chapter("6c", "Learned, end to end", "query logs, usage priors, end to end", False),
@@ -571,7 +596,8 @@ def course_map(chapters: Sequence[Chapter] = COURSE) -> Diagram:
 
 
 DIAGRAMS = {"request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
-            "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map}
+            "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map,
+            "failure_points": failure_points}
 
 
 def demo_rankings(query: str = "find where a function is defined in the code", dense: bool = True
