@@ -1,13 +1,14 @@
 """Whole tasks on the real model: every scenario run end to end and judged on the world's state.
 
 Introduced in Chapter 5c (``notebooks/05c_real_model_loop.ipynb``), beside the stand-in's runs of the
-same three ways of loading tools (Chapter 5 §4 compares them on the stand-in). The per-step rows (:mod:`harness.experiments.real_steps`)
-ask one step at a time with the conversation done right; here the real small model
+same three ways of loading tools (Chapter 5 §4 compares them on the stand-in). The per-step rows
+(:mod:`harness.experiments.real_steps`) ask one step at a time with the conversation done right; here the real small model
 (:mod:`harness.providers.local_llama`) runs each of the 70 scenarios through the agent loop on its own:
 it chooses, writes arguments, reads results, and must stop. Each run is judged by
 :func:`harness.evaluation.scenarios.run_scenario` — the asked change made and nothing else damaged —
-and its prompts are kept (:class:`harness.evaluation.prompt_cache.PromptRecorder`), so Chapter 5c §3
-replays the real model's requests through the prompt-cache model as Chapter 5 §5 does the stand-in's.
+and its prompts are kept (:class:`harness.evaluation.prompt_cache.PromptRecorder`), so the real model's
+requests can be priced under each placement of found tools (:meth:`TaskRow.use`,
+:meth:`TaskRow.found_tools_at_end`) as Chapter 5 §5 prices the stand-in's, once its deferred runs are in.
 
 Why a failure is classified (:func:`task_failure`): a 0.5B model's success is low, and the lesson is
 where it fails — the tool not shown, a wrong tool, the right tool with wrong arguments (or a wrong
