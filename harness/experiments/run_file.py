@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11 on
 
-Row = TypeVar("Row")
+RowT = TypeVar("RowT")
 
 
-def read_rows(path: str | Path | Traversable, make: Callable[..., Row]) -> list[Row]:
+def read_rows(path: str | Path | Traversable, make: Callable[..., RowT]) -> list[RowT]:
     """The rows saved so far, each built by ``make(**fields)`` (none when the file is absent)."""
     path = Path(path) if isinstance(path, str) else path
     if not path.is_file():
