@@ -10,7 +10,8 @@ import pytest
 from real_model_support import needs_model
 
 from harness.experiments import tool_documents
-from harness.experiments.tool_documents import build, load_documents, main, measure, timing
+from harness.experiments.tool_documents import (DATASETS, Measurement, build, load_documents, load_measured, main, measure,
+                                                save_measured, timing)
 from harness.experiments.zero_shot import Catalog, catalogs
 from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
 from harness.retrieval.expansion import expanded
@@ -238,6 +239,35 @@ def test_measure_reads_a_documents_file_of_one_s_own_run(demo, tmp_path):
     from_file, from_records = measure("demo", out, names=("bm25",)), measure("demo", str(out), names=("bm25",))
     assert from_file.documented == from_records.documented == 4
     assert from_file.rows == from_records.rows
+
+
+def test_a_measurement_is_stored_beside_other_datasets_and_read_back_as_it_was(demo, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(tool_documents, "LocalLlamaProvider", lambda **_: pytest.fail("the model was started"))
+    out = tmp_path / "docs.jsonl"
+    build("demo", out, FakeModel(), limit=5, say=lambda s: None)
+    stored = tmp_path / "measured.json"
+    other = Measurement("toollens", 1, 2, [], {"dense-minilm": "a reason."})
+    save_measured(other, stored)
+    assert main(["--dataset", "demo", "--out", str(out), "--measure", str(stored)]) == 0
+    assert "5 of 74 tools have a document" in capsys.readouterr().out
+    found = json.loads(stored.read_text())
+    assert sorted(found) == ["demo", "toollens"]
+    again = Measurement.from_json(found["demo"])
+    assert again == measure("demo", out) and again.rounded() == measure("demo", out).rounded()
+    assert Measurement.from_json(found["toollens"]) == other
+
+
+def test_the_committed_measurements_are_of_the_committed_documents():
+    """What Chapter 8b shows for a public catalog without its data: rows for every retriever and test set,
+    measured with as many documented tools as the committed documents hold."""
+    for dataset in DATASETS:
+        measured, docs = load_measured(dataset), load_documents(dataset)
+        if measured is None:
+            continue
+        assert measured.documented == len(docs.records) <= measured.tools
+        assert {r.retriever for r in measured.rows} | set(measured.skipped) == set(tool_documents.RETRIEVERS)
+        assert all(r.original[1] <= r.original[0] <= r.original[2] and r.difference[1] <= r.difference[0] <= r.difference[2]
+                   for r in measured.rows)
 
 
 @pytest.mark.parametrize("call", [lambda: measure("nope"), lambda: load_documents("nope"),

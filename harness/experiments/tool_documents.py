@@ -15,11 +15,17 @@ model's pinned sha256, so the time on these cores is read from the data itself (
 
 :func:`measure` scores bm25, bm25-fielded, dense-minilm and hybrid-rrf over the original and the
 expanded definitions on the test rows of Chapter 8's split (:func:`harness.experiments.zero_shot.catalogs`),
-per query and paired: a difference is called only when its paired 95 % interval excludes zero.
+per query and paired: a difference is called only when its paired 95 % interval excludes zero. A public
+catalog's measurement is committed too (:func:`load_measured`), since a learner's machine has no public
+data to measure on:
+
+    python -m harness.experiments.tool_documents --dataset livemcpbench \\
+        --measure harness/data/tool_documents/measured.json
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -29,6 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
+from harness.core.json_types import JSONObject
 from harness.core.temp_folders import exit_cleanly_on_sigterm
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
@@ -44,6 +51,8 @@ from harness.retrieval.named import make_retriever, needs_embeddings
 DATASETS = ("demo", "livemcpbench", "toollens")
 RETRIEVERS = ("bm25", "bm25-fielded", "dense-minilm", "hybrid-rrf")
 REBUILD = "python -m harness.experiments.tool_documents --dataset {dataset} --out harness/data/tool_documents/{dataset}.jsonl"
+#: The committed measurements of the public catalogs, by dataset (package data, beside the documents).
+MEASURED = "measured.json"
 
 
 def catalog(dataset: str, seed: int = 0) -> Catalog:
@@ -143,6 +152,18 @@ class Row:
     def verdict(self) -> str:
         return "better" if self.difference[1] > 0 else "worse" if self.difference[2] < 0 else "no call"
 
+    def to_json(self) -> JSONObject:
+        return {"test_set": self.test_set, "retriever": self.retriever, "n": self.n, "original": list(self.original),
+                "expanded": list(self.expanded), "difference": list(self.difference)}
+
+    @classmethod
+    def from_json(cls, data: JSONObject) -> "Row":
+        def triple(key: str) -> tuple[float, float, float]:
+            a, b, c = (float(x) for x in data[key])
+            return a, b, c
+        return cls(str(data["test_set"]), str(data["retriever"]), int(data["n"]),
+                   triple("original"), triple("expanded"), triple("difference"))
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -165,6 +186,20 @@ class Measurement:
                          f"{_cell(r.expanded):<22} {_cell(r.difference, signed=True):<24} {r.verdict}")
         lines += [f"skipped {name}: {why}" for name, why in self.skipped.items()]
         return "\n".join(lines)
+
+    def to_json(self) -> JSONObject:
+        return {"dataset": self.dataset, "documented": self.documented, "tools": self.tools,
+                "rows": [r.to_json() for r in self.rows], "skipped": dict(self.skipped)}
+
+    @classmethod
+    def from_json(cls, data: JSONObject) -> "Measurement":
+        return cls(str(data["dataset"]), int(data["documented"]), int(data["tools"]),
+                   [Row.from_json(r) for r in data["rows"]], {str(k): str(v) for k, v in data["skipped"].items()})
+
+    def rounded(self, places: int = 3) -> list[tuple[str, str, int, tuple[float, ...]]]:
+        """The rows as the report prints them: what a re-measurement on another machine must reproduce."""
+        return [(r.test_set, r.retriever, r.n, tuple(round(x, places) for x in (*r.original, *r.expanded, *r.difference)))
+                for r in self.rows]
 
 
 def _cell(v: tuple[float, float, float], signed: bool = False) -> str:
@@ -201,6 +236,23 @@ def measure(dataset: str, records: dict[str, DocumentRecord] | str | os.PathLike
     return Measurement(dataset, documented, len(cat.tools), rows, skipped)
 
 
+def load_measured(dataset: str) -> Measurement | None:
+    """The committed measurement of ``dataset``'s documents (:data:`MEASURED`), or None when there is none."""
+    file = resources.files("harness.data").joinpath(FOLDER).joinpath(MEASURED)
+    found = json.loads(file.read_text("utf-8")) if file.is_file() else {}
+    return Measurement.from_json(found[dataset]) if dataset in found else None
+
+
+def save_measured(measurement: Measurement, path: str | os.PathLike[str]) -> None:
+    """Write ``measurement`` into the JSON file at ``path`` under its dataset, keeping the other datasets'."""
+    file = Path(path)
+    found = json.loads(file.read_text("utf-8")) if file.is_file() else {}
+    found[measurement.dataset] = measurement.to_json()
+    tmp = file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(dict(sorted(found.items())), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, file)
+
+
 def main(argv: list[str] | None = None) -> int:
     exit_cleanly_on_sigterm()  # a stopped run removes its temp folders
     parser = argparse.ArgumentParser(prog="python -m harness.experiments.tool_documents",
@@ -212,12 +264,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="llama-server threads (default: all cores but one)")
     parser.add_argument("--review", type=int, metavar="N",
                         help="write nothing: print a seeded sample of N documents of --out for a person to review")
+    parser.add_argument("--measure", metavar="JSON",
+                        help="write no documents: measure --out's (the committed ones if --out is not given) on the "
+                             f"test rows and store the rows in JSON under the dataset (the committed: harness/data/{FOLDER}/{MEASURED})")
     args = parser.parse_args(argv)
     out = args.out or f"harness/data/{FOLDER}/{args.dataset}.jsonl"
     try:
         cat = catalog(args.dataset)  # a bad name fails before the model is started
         if args.review is not None:
             print(sample_for_review(read_records(out), cat.tools, n=args.review))
+            return 0
+        if args.measure is not None:
+            measurement = measure(args.dataset, args.out)
+            save_measured(measurement, args.measure)
+            print(measurement.report())
             return 0
         start = time.perf_counter()
         with LocalLlamaProvider(threads=args.threads or None) as model:
