@@ -45,6 +45,26 @@ def test_stops_after_max_turns(small_tools):
         run(arun(looping, ToolCatalog(small_tools), "x", max_turns=0))
 
 
+def test_the_loop_guard_answers_instead_of_running_a_repeated_call(small_tools):
+    read = lambda i, path="a.txt": Message("assistant", [ToolCall(f"c{i}", "read_file", {"path": path})])
+    script = ScriptedProvider([read(1), read(2, "b.txt"), read(3, "b.txt"), "b.txt says: contents of b.txt"])
+    result = run(arun(script, ToolCatalog(small_tools), "read the files", max_turns=6, answer_on_repeat=True))
+    assert result.stopped == "repeated_call" and result.final_text == "b.txt says: contents of b.txt"
+    assert result.calls() == [("read_file", {"path": "a.txt"}, True), ("read_file", {"path": "b.txt"}, True)]
+    assert [c.tool_names for c in script.calls][-1] == [], "the answer is asked with no tools shown"
+    assert script.calls[-1].transcript[-1]["content"][0]["tool_use_id"] == "c2", "the repeat is not in the transcript"
+    assert len(result.turns) == 3 and result.turns[-1].tools == []
+    unguarded = run(arun(ScriptedProvider([read(1), read(2), read(3)]), ToolCatalog(small_tools), "read", max_turns=3))
+    assert unguarded.stopped == "max_turns" and len(unguarded.calls()) == 3, "off by default"
+
+
+def test_the_loop_guard_leaves_a_changed_call_and_a_changed_argument_alone(small_tools):
+    script = ScriptedProvider([Message("assistant", [ToolCall("c1", "read_file", {"path": "a.txt"})]),
+                               Message("assistant", [ToolCall("c2", "read_file", {"path": "a.txt", "x": 1})]), "done"])
+    result = run(arun(script, ToolCatalog(small_tools), "read", answer_on_repeat=True))
+    assert result.stopped == "end_turn" and len(result.calls()) == 2
+
+
 def test_offline_model_solves_a_two_step_task(small_tools):
     result = run(arun(OfflineModel(), ToolCatalog(small_tools), "Read the file 'a.txt', then post it to the #dev channel"))
     assert result.succeeded() == ["read_file", "post_message"]

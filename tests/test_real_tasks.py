@@ -13,12 +13,12 @@ import pytest
 from real_model_support import needs_model
 
 
-from harness.core.messages import Message, ToolCall
+from harness.core.messages import Message, TextBlock, ToolCall
 from harness.demo import load_scenarios
 from harness.evaluation.prompt_cache import CacheRules, cost_summary, found_tools_in_messages, run_cache_use, run_recorded
 from harness.evaluation.scenarios import fresh_demo_catalog
 from harness.experiments import real_tasks
-from harness.experiments.real_tasks import (CONFIGS, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
+from harness.experiments.real_tasks import (CONFIGS, GUARDED, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
                                             row_of, run_tasks, summarize, task_failure)
 from harness.mcp.deferral import loading_strategies
 from harness.providers.offline import OfflineModel
@@ -28,7 +28,7 @@ TOP_K, SEARCH = CONFIGS[0], CONFIGS[1]
 
 
 def run(provider, scenario, config=TOP_K):
-    (priced,) = asyncio.run(run_recorded(provider, fresh_demo_catalog, [scenario], **loading_strategies()[config],
+    (priced,) = asyncio.run(run_recorded(provider, fresh_demo_catalog, [scenario], **real_tasks.loop_options(config),
                                          max_turns=MAX_TURNS))
     return priced
 
@@ -55,6 +55,23 @@ def test_a_run_that_repeats_one_call_until_max_turns_never_stopped():
     assert task_failure(priced.run) == "never stopped"
     wrong_path = run(ScriptedProvider([lambda t, tools: call("read_file", path="nope.md")] * MAX_TURNS), s, config=CONFIGS[2])
     assert task_failure(wrong_path.run) == "argument content"  # the needed call came back as an error
+
+
+def test_with_the_loop_guard_the_repeat_is_not_run_and_the_model_answers_from_what_it_read():
+    s = scenario("dev", "task-01")
+    answers = iter(["The first line of notes/todo.md is: Buy milk."])
+    looping = ScriptedProvider([lambda t, tools: call("read_file", path="notes/todo.md") if tools else Message(
+        "assistant", [TextBlock(next(answers))])] * MAX_TURNS)
+    priced = run(looping, s, config=CONFIGS[2] + GUARDED)
+    result = priced.run.result
+    assert result.stopped == "repeated_call" and len(result.calls()) == 1 and len(result.turns) == 2
+    assert result.final_text.startswith("The first line") and not priced.run.success, "it read but never posted"
+    assert task_failure(priced.run) == "stopped early"
+    assert summarize([row_of(CONFIGS[2] + GUARDED, "dev", priced.run, priced.prompts, 0.0)], CONFIGS[2] + GUARDED,
+                     "dev").stopped == 1.0, "an answer the guard asked for is a stop"
+    assert real_tasks.loop_options(TOP_K + GUARDED).keys() == {*loading_strategies()[TOP_K], "answer_on_repeat"}
+    assert real_tasks.loop_options(TOP_K + GUARDED)["answer_on_repeat"] is True
+    assert real_tasks.loop_options(TOP_K).keys() == loading_strategies()[TOP_K].keys()
 
 
 def test_a_run_that_answers_at_once_stopped_early():
@@ -97,6 +114,8 @@ def test_rows_resume_and_a_cut_line_is_asked_again(tmp_path):
 def test_an_unknown_configuration_is_named_in_one_sentence(tmp_path):
     with pytest.raises(ValueError, match="No way of loading tools is called 'every tool'"):
         asyncio.run(run_tasks(OfflineModel(), tmp_path / "x.jsonl", configs=["every tool"]))
+    with pytest.raises(ValueError, match=r"^No way of loading tools is called 'all tools \+ guard'; .*\(each may end in '\+ loop guard'\)\.$"):
+        asyncio.run(run_tasks(OfflineModel(), tmp_path / "x.jsonl", configs=["all tools + guard"]))
 
 
 def test_a_rows_prompts_price_as_the_runs_own_and_found_tools_can_move_after_the_conversation():

@@ -61,6 +61,11 @@ WALL_TIME = ("per-turn top-10, the development set's 26 single-request tasks: 26
 #: The three ways of loading tools Chapter 5 compares, in the order they are run (the default first).
 _ALL, _TOP_K, _SEARCH = loading_strategies()
 CONFIGS = (_TOP_K, _SEARCH, _ALL)
+#: A configuration named with this suffix runs with the loop guard (:func:`harness.selection.agent.arun`'s
+#: ``answer_on_repeat``): not a default of the package, a lever measured beside the plain loop.
+GUARDED = " + loop guard"
+#: How a judged request ends with an answer: on its own, or asked by the loop guard after a repeated call.
+ANSWERED = ("end_turn", "repeated_call")
 TASK_FAILURES = ("tool not shown", "wrong tool", "argument content", "answer content", "stopped early", "never stopped")
 _KINDS = {"t": "tool", "s": "system", "m": "message"}
 
@@ -138,11 +143,21 @@ def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt],
                    round(seconds, 2), _blocks(prompts))
 
 
+def loop_options(config: str) -> dict[str, Any]:  # Any: the agent loop's keyword options
+    """The agent loop's options for ``config``: its way of loading tools, and the loop guard when its name ends
+    in :data:`GUARDED`; a one-sentence ValueError for a name that is neither."""
+    base = config.removesuffix(GUARDED)
+    strategies = loading_strategies()
+    if base not in strategies:
+        raise ValueError(f"No way of loading tools is called {config!r}; choose from: {', '.join(strategies)} "
+                         f"(each may end in {GUARDED.strip()!r}).")
+    return {**strategies[base], **({"answer_on_repeat": True} if base != config else {})}
+
+
 async def task_row(provider: Provider, config: str, split: str, scenario: Scenario, max_turns: int = MAX_TURNS) -> TaskRow:
-    """Run one scenario under one way of loading tools, on a fresh demo world and a cold cache, and judge it."""
+    """Run one scenario under one configuration, on a fresh demo world and a cold cache, and judge it."""
     started = time.perf_counter()
-    (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **loading_strategies()[config],
-                                   max_turns=max_turns)
+    (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **loop_options(config), max_turns=max_turns)
     return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started, max_turns)
 
 
@@ -166,10 +181,8 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
 
     Each scenario runs as :func:`task_row` runs it; ``limit`` runs only the first scenarios of each split (a smoke test).
     """
-    strategies = loading_strategies()
-    unknown = [c for c in configs if c not in strategies]
-    if unknown:
-        raise ValueError(f"No way of loading tools is called {', '.join(map(repr, unknown))}; choose from: {', '.join(strategies)}.")
+    for config in configs:
+        loop_options(config)  # an unknown name fails before any run
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     run_file.trim_partial_line(out)
@@ -201,7 +214,7 @@ class TaskSummary:
     low: float
     high: float
     failures: dict[str, int]
-    stopped: float  # share of the judged requests that ended with an answer
+    stopped: float  # share of the judged requests that ended with an answer (the loop guard's too)
     repeated: float  # share of runs that made one call twice in a row, arguments and all
     turns: float
     seconds: float
@@ -225,7 +238,7 @@ def summarize(rows: Sequence[TaskRow], config: str, split: str) -> TaskSummary:
     low, high = bootstrap_interval([float(r.success) for r in mine])
     counts = Counter(r.failure for r in mine if r.failure)
     return TaskSummary(config, split, len(mine), statistics.fmean(r.success for r in mine), low, high,
-                       {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped == "end_turn" for r in mine),
+                       {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped in ANSWERED for r in mine),
                        statistics.fmean(repeated_call(r) for r in mine), statistics.fmean(r.turns for r in mine),
                        statistics.fmean(r.seconds for r in mine))
 
@@ -279,7 +292,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from harness.providers.local_llama import LocalLlamaProvider
 
     options = run_file.run_parser("Whole tasks on the local real model, judged on effects (Chapter 5c).",
-                                  configs=list(CONFIGS), configs_help=f"ways of loading tools (default: {', '.join(CONFIGS)})",
+                                  configs=list(CONFIGS), configs_help=f"ways of loading tools (default: {', '.join(CONFIGS)}); "
+                                               f"a name ending in {GUARDED.strip()!r} runs with the loop guard",
                                   limit_help="scenarios per split (a smoke test)").parse_args(argv)
     if options.report:
         print(report(read_rows(options.out)))

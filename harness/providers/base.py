@@ -12,11 +12,12 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.core.tools import Tool
 
-#: Stop reasons that end a run with that reason as its outcome (the API's names), and why.
+#: Stop reasons that end a run with that reason as its outcome (the API's names, and the loop guard's), and why.
 ENDING_STOPS = {
-    "max_tokens": "the reply was cut off at max_tokens",
+    "max_tokens": "the reply was cut off at max_tokens, so this call may be incomplete",
     "refusal": "the model declined to continue",
     "model_context_window_exceeded": "the conversation no longer fits the model's context window",
+    "repeated_call": "the run ended when the model repeated its previous calls (the loop guard)",
 }
 
 
@@ -75,4 +76,4 @@ def unrun_results(message: Message, outcome: str) -> list[ToolResult]:
     max_tokens may be incomplete, so none is run — but each gets a result, which keeps the
     transcript valid for the next request."""
     why = ENDING_STOPS[outcome]
-    return [ToolResult(c.id, f"Not run: {why}, so this call may be incomplete.", is_error=True) for c in message.tool_calls]
+    return [ToolResult(c.id, f"Not run: {why}.", is_error=True) for c in message.tool_calls]

@@ -12,6 +12,11 @@ pins, ``k``, a floor); tools that exist but are not loaded yet (deferred MCP too
 the loop itself stops on a final text, after ``max_turns``, or when a stop reason ends the run
 (``max_tokens``, ``refusal``, ``model_context_window_exceeded``: the tool calls of that turn are
 not run). ``pause_turn`` sends the conversation back to continue.
+
+``answer_on_repeat`` is a loop guard, off by default (Chapter 5c measures it): a small model often
+makes its last call again, unchanged, until ``max_turns``. With the guard, such a turn's calls are
+not run; the model is asked once more with no tools shown — it answers from the results it already
+has, as smolagents asks for a final answer when its steps run out — and the run ends (``repeated_call``).
 """
 from __future__ import annotations
 
@@ -59,7 +64,7 @@ class RunResult:
     final_text: str
     transcript: Transcript
     turns: list[TurnEvent]
-    stopped: str  # "end_turn", "max_turns", or the stop reason that ended it (max_tokens, refusal, ...)
+    stopped: str  # "end_turn", "max_turns", "repeated_call" (the loop guard), or the stop reason that ended it (max_tokens, ...)
     usage: Usage
 
     def calls(self) -> list[tuple[str, JSONObject, bool]]:
@@ -95,6 +100,11 @@ class Deferral:
     on_finish: Callable[[], None] | None = None
 
 
+def same_calls(a: Message, b: Message) -> bool:
+    """Whether ``a`` makes exactly ``b``'s tool calls (names and arguments, in order), and some."""
+    return bool(a.tool_calls) and [(c.name, c.input) for c in a.tool_calls] == [(c.name, c.input) for c in b.tool_calls]
+
+
 def as_selector(tools: Selector | ToolCatalog) -> Selector:
     """A catalog on its own is selected from with BM25, :data:`~harness.selection.ranking.DEFAULT_K` tools, no pins."""
     return tools if isinstance(tools, Selector) else Selector.over(tools)
@@ -113,12 +123,14 @@ async def arun(
     accountant: ContextAccountant | None = None,
     on_event: EventHook | None = None,
     tool_timeout: float = DEFAULT_TIMEOUT,
+    answer_on_repeat: bool = False,
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
     transcript (a bare :class:`~harness.selection.catalog.ToolCatalog` means BM25's best :data:`~harness.selection.ranking.DEFAULT_K`);
     ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
+    ``answer_on_repeat``: a turn that repeats the previous turn's calls exactly is answered instead (see the module).
     """
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
@@ -149,7 +161,13 @@ async def arun(
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
             usage += turn.usage
-            outcome = stop_outcome(turn)  # max_tokens, refusal, context window: the run ends, no call runs
+            repeated = answer_on_repeat and bool(turns) and same_calls(turn.message, turns[-1].response)
+            if repeated:  # its calls are not run: the model answers from the results it has, shown no tools
+                tools, snapshot = [], accountant.snapshot([], transcript, system)
+                turn = await provider.complete(system=system, transcript=transcript, tools=[])
+                usage += turn.usage
+            # max_tokens, refusal, context window: the run ends, no call runs
+            outcome = stop_outcome(turn) or ("repeated_call" if repeated else None)
             if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
                 transcript.append(turn.message)
             results = (unrun_results(turn.message, outcome) if outcome else
