@@ -68,7 +68,7 @@ def test_with_the_loop_guard_the_repeat_is_not_run_and_the_model_answers_from_wh
     assert result.final_text.startswith("The first line") and not priced.run.success, "it read but never posted"
     assert task_failure(priced.run) == "stopped early"
     assert summarize([row_of(CONFIGS[2] + GUARDED, "dev", priced.run, priced.prompts, 0.0)], CONFIGS[2] + GUARDED,
-                     "dev").stopped == 1.0, "an answer the guard asked for is a stop"
+                     "dev").stopped == 1.0, "a run the guard ended stopped"
     assert real_tasks.loop_options(TOP_K + GUARDED).keys() == {*loading_strategies()[TOP_K], "answer_on_repeat"}
     assert real_tasks.loop_options(TOP_K + GUARDED)["answer_on_repeat"] is True
     assert real_tasks.loop_options(TOP_K).keys() == loading_strategies()[TOP_K].keys()
@@ -195,12 +195,47 @@ def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
 
 
 
+def test_the_command_line_runs_the_named_sets_and_configurations_only(tmp_path, monkeypatch, capsys):
+    import harness.providers.local_llama as local_llama
+
+    class Answering(ScriptedProvider):
+        def __init__(self, **options):
+            super().__init__(["Done."] * 50)
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            return None
+
+    monkeypatch.setattr(local_llama, "LocalLlamaProvider", Answering)
+    out = tmp_path / "rows.jsonl"
+    real_tasks.main(["--out", str(out), "--configs", TOP_K + GUARDED, "--splits", "dev", "--limit", "2"])
+    assert [(r.config, r.split, r.scenario) for r in read_rows(out)] == [
+        (TOP_K + GUARDED, "dev", s.id) for s in load_scenarios("dev")[:2]]
+    assert "2 rows added" in capsys.readouterr().out
+
+
 def test_a_repeated_call_is_the_same_name_and_arguments_twice_in_a_row():
     row = fake("a", "task-01", 0, "never stopped")
     again = dataclasses.replace(row, calls=[["read_file", {"path": "a"}, True], ["read_file", {"path": "a"}, True]])
     other = dataclasses.replace(row, calls=[["read_file", {"path": "a"}, True], ["read_file", {"path": "b"}, True],
                                             ["read_file", {"path": "a"}, True]])
     assert real_tasks.repeated_call(again) and not real_tasks.repeated_call(other) and not real_tasks.repeated_call(row)
+
+
+def test_an_answer_written_as_a_call_names_its_tool():
+    row = fake("a", "task-01", 0, "stopped early")
+    as_call = [dataclasses.replace(row, answer=a) for a in ('{"name": "read_file", "arguments": {}}',
+                                                            '<tool_call>\n{"name": "post_message"', '{"name": "')]
+    assert [real_tasks.answer_call(r) for r in as_call] == ["read_file", "post_message", None]
+    assert real_tasks.answer_call(dataclasses.replace(row, answer="The first line is: Buy milk.")) is None
+
+
+def test_the_command_rebuilds_exactly_the_committed_rows():
+    import shlex
+    words = shlex.split(real_tasks.COMMAND.split("&&")[1])
+    configs = words[words.index("--configs") + 1:words.index("--splits")]
+    split, limit = words[words.index("--splits") + 1], int(words[words.index("--limit") + 1])
+    assert {r.key for r in real_tasks.load()} == {(c, split, s.id) for c in configs for s in load_scenarios(split)[:limit]}
 
 
 @pytest.mark.real_model

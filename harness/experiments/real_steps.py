@@ -499,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     try:
         with LocalLlamaProvider(threads=options.threads) as provider, catalogs(say) as catalog_for:
-            added = run_steps(provider, options.out, configs, catalog_for=catalog_for, limit=options.limit, log=say)
+            added = run_steps(provider, options.out, configs, catalog_for=catalog_for, splits=options.splits,
+                              limit=options.limit, log=say)
     except ProviderError as e:
         raise SystemExit(str(e)) from None
     print(f"{added} rows added to {options.out} in {time.perf_counter() - started:.0f} s", flush=True)

@@ -19,9 +19,15 @@ seconds, and a run that never stops pays every turn; six turns fit every scenari
 (at most four) and one search besides, and a deferred run that searches before each call is cut short
 by it — a stated handicap, counted in "never stopped".
 
-Rebuild (appends each scenario's row as it finishes and resumes by skipping rows already there)::
+Why a configuration may end in :data:`GUARDED`: the real model's runs made one call again and again to
+the turn limit, so the loop guard (:func:`harness.selection.agent.arun`'s ``answer_on_repeat``) is measured
+beside the plain loop on the same scenarios — a lever, not a default of the package.
 
-    make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl
+Rebuild the committed rows (appends each scenario's row as it finishes and resumes by skipping rows
+already there; with no ``--configs``, ``--splits`` or ``--limit`` it runs all 70 under the three ways)::
+
+    make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl \\
+        --configs "per-turn top-10" "per-turn top-10 + loop guard" --splits dev --limit 26
 
 Measured wall time: see :data:`WALL_TIME`.
 """
@@ -46,26 +52,27 @@ from harness.experiments import run_file
 from harness.experiments.real_steps import SPLITS
 from harness.mcp.deferral import loading_strategies
 from harness.providers.base import Provider
+from harness.providers.local_llama import CALL_OPEN, CALL_TOKEN
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 RESULTS_FILE = "real_model_tasks.jsonl"
-COMMAND = "make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl"
+COMMAND = ("make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl "
+           '--configs "per-turn top-10" "per-turn top-10 + loop guard" --splits dev --limit 26')
 MAX_TURNS = 6
 MAX_TOKENS = 256
 #: Measured on the 2-core machine that wrote the committed file, from the rows' own seconds.
 WALL_TIME = ("per-turn top-10, the development set's 26 single-request tasks: 26 minutes (59 s a run on average, six "
-             "turns each, on two threads, at times beside another job); the first two pivots took 5 and 8 minutes "
-             "(their earlier requests run to the turn limit too)")
+             "turns each, on two threads, at times beside another job); the same with the loop guard: 17 minutes (39 s "
+             "a run, 2.4 turns); the first two pivots without it took 5 and 8 minutes (their earlier requests run to "
+             "the turn limit too)")
 #: The three ways of loading tools Chapter 5 compares, in the order they are run (the default first).
 _ALL, _TOP_K, _SEARCH = loading_strategies()
 CONFIGS = (_TOP_K, _SEARCH, _ALL)
 #: A configuration named with this suffix runs with the loop guard (:func:`harness.selection.agent.arun`'s
 #: ``answer_on_repeat``): not a default of the package, a lever measured beside the plain loop.
 GUARDED = " + loop guard"
-#: How a judged request ends with an answer: on its own, or asked by the loop guard after a repeated call.
-ANSWERED = ("end_turn", "repeated_call")
 TASK_FAILURES = ("tool not shown", "wrong tool", "argument content", "answer content", "stopped early", "never stopped")
 _KINDS = {"t": "tool", "s": "system", "m": "message"}
 
@@ -214,7 +221,7 @@ class TaskSummary:
     low: float
     high: float
     failures: dict[str, int]
-    stopped: float  # share of the judged requests that ended with an answer (the loop guard's too)
+    stopped: float  # share of the judged requests that ended before the turn limit (an answer, the guard's, a cut reply)
     repeated: float  # share of runs that made one call twice in a row, arguments and all
     turns: float
     seconds: float
@@ -223,6 +230,15 @@ class TaskSummary:
 def repeated_call(row: TaskRow) -> bool:
     """Whether the run made the same call (name and arguments) twice in a row: a result read as no progress."""
     return any(a[:2] == b[:2] for a, b in zip(row.calls, row.calls[1:]))
+
+
+def answer_call(row: TaskRow) -> str | None:
+    """The tool named by a final answer that is a call written as text (the chat template's call format,
+    ``{"name": "…"``), else None: what the real model wrote when the loop guard asked it to answer with no
+    tools shown."""
+    opening = CALL_OPEN.removeprefix(CALL_TOKEN).lstrip()
+    text = row.answer.lstrip().removeprefix(CALL_TOKEN).lstrip()
+    return text[len(opening):].split('"', 1)[0] or None if text.startswith(opening) else None
 
 
 def rows_of(rows: Sequence[TaskRow], config: str, split: str) -> list[TaskRow]:
@@ -238,7 +254,7 @@ def summarize(rows: Sequence[TaskRow], config: str, split: str) -> TaskSummary:
     low, high = bootstrap_interval([float(r.success) for r in mine])
     counts = Counter(r.failure for r in mine if r.failure)
     return TaskSummary(config, split, len(mine), statistics.fmean(r.success for r in mine), low, high,
-                       {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped in ANSWERED for r in mine),
+                       {k: counts.get(k, 0) for k in TASK_FAILURES}, statistics.fmean(r.stopped != "max_turns" for r in mine),
                        statistics.fmean(repeated_call(r) for r in mine), statistics.fmean(r.turns for r in mine),
                        statistics.fmean(r.seconds for r in mine))
 
@@ -307,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         # The server is closed inside the event loop: on SIGTERM the loop cancels this task, the server
         # stops, and the thread waiting on its answer returns, so asyncio's shutdown need not wait for it.
         with LocalLlamaProvider(threads=options.threads, max_tokens=MAX_TOKENS) as provider:
-            return await run_tasks(provider, options.out, options.configs, limit=options.limit, log=say)
+            return await run_tasks(provider, options.out, options.configs, splits=options.splits, limit=options.limit,
+                                   log=say)
 
     try:
         added = asyncio.run(run_all())

@@ -49,11 +49,13 @@ def append_row(path: Path, row: Any) -> None:  # Any: a dataclass instance, writ
 
 def run_parser(description: str, *, configs: list[str] | None, configs_help: str, limit_help: str) -> argparse.ArgumentParser:
     """The command line every resumable real-model run takes: where its rows go, which configurations,
-    a smoke-test limit, the server's threads, and ``--report`` to print what the file holds."""
+    a smoke-test limit, which scenario sets, the server's threads, and ``--report`` to print what the file holds."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", required=True, help="the JSON-lines file to append to (resumed when it exists)")
     parser.add_argument("--configs", nargs="+", default=configs, help=configs_help)
     parser.add_argument("--limit", type=int, default=None, help=limit_help)
+    parser.add_argument("--splits", nargs="+", choices=("dev", "heldout"), default=["dev", "heldout"],
+                        help="which scenario sets, in order (default: dev, then heldout)")
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads (default: all cores but one)")
     parser.add_argument("--report", action="store_true", help="print the table of what --out holds, and run nothing")
     return parser
