@@ -562,7 +562,7 @@ COURSE = (
     Chapter("5", "MCP integration", "real servers, deferral, tool search, the prompt cache", True),
     Chapter("7", "Use it in your agent", "harness serve: the proxy real clients use", True),
     Chapter("5b", "MCP operations", "config checks, failing and poisoned servers", False),
-    Chapter("5c", "The whole loop, real model", "whole tasks: success, and where runs fail", False),
+    Chapter("5c", "The whole loop, real model", "success, where runs fail, a loop guard", False),
     Chapter("6a", "Public benchmarks", "fielded, dense, hybrid on test rows", False),
     Chapter("6b", "Scale and speed", "misses, a fast BM25, catalog size", False),
     Chapter("6c", "Learned, end to end", "query logs, usage priors, end to end", False),
