@@ -44,6 +44,10 @@ def test_every_number_on_the_page_is_computed(figures):
     assert numbers and not unchecked, f"numbers on the page that no figure computes: {unchecked}"
 
 
+def test_the_page_says_the_guard_finished_no_more_than_the_plain_loop(figures):
+    assert figures["guarded success"] == figures["real tasks success"] and "still finished\nnone" in PAGE
+
+
 def test_the_page_calls_a_difference_only_where_its_interval_excludes_zero(figures):
     for name in ("real k=10 - all 74", "pinned - plain"):
         low, high = map(float, re.findall(r"[+-]\d\.\d\d", figures[name])[1:])
@@ -67,13 +71,15 @@ def _actual_defaults() -> dict[str, str]:
     from harness.mcp.proxy.server import best_retriever
     from harness.selection.queries import DEFAULT_QUERY
     from harness.retrieval.dense import dense_unavailable_reason
+    from harness.selection.agent import arun
 
     search = ToolSearch([], demo_tools())
     assert isinstance(search.selector.ranker, ToolCatalog)
     assert best_retriever() == ("hybrid" if dense_unavailable_reason() is None else "bm25-fielded")
     return {"harness.selection.ranking.DEFAULT_K": str(DEFAULT_K), "harness.selection.queries.DEFAULT_QUERY": DEFAULT_QUERY.__name__,
             "harness.selection.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": "bm25",
-            "harness serve --retriever": "hybrid, else bm25-fielded"}
+            "harness serve --retriever": "hybrid, else bm25-fielded",
+            "harness.selection.agent.arun answer_on_repeat": repr(inspect.signature(arun).parameters["answer_on_repeat"].default)}
 
 
 def test_each_default_the_readme_names_is_the_package_default():

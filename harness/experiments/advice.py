@@ -142,6 +142,18 @@ def _pinning() -> dict[str, str]:
                                           f"[{low:+,.0f}, {high:+,.0f}]"}
 
 
+def _loop_guard() -> dict[str, str]:
+    """Bounding the loop: the real model's whole tasks with per-turn top-10, plain and with the loop guard (Chapter 5c)."""
+    from harness.experiments import real_tasks
+
+    rows, top_k = real_tasks.load(), real_tasks.CONFIGS[0]
+    plain, guarded = (real_tasks.summarize(rows, c, "dev") for c in (top_k, top_k + real_tasks.GUARDED))
+    return {"real tasks": f"{plain.n}", "real tasks success": f"{plain.success:.2f} [{plain.low:.2f}, {plain.high:.2f}]",
+            "real tasks repeating a call": f"{round(plain.repeated * plain.n)}",
+            "guarded turns": f"{guarded.turns:.1f}", "plain turns": f"{plain.turns:.1f}",
+            "guarded success": f"{guarded.success:.2f} [{guarded.low:.2f}, {guarded.high:.2f}]"}
+
+
 def _detector() -> dict[str, str]:
     """What to check in descriptions: the detector's recall on poisoned rewordings written after its rules."""
     from harness.mcp.suspicious import measure_detector
@@ -161,4 +173,4 @@ def figures() -> dict[str, str]:
     threshold = proxy_policy().threshold_tokens
     return {"DEFAULT_K": str(DEFAULT_K), "DEFAULT_LIMIT": str(DEFAULT_LIMIT), "demo tools": str(len(demo_tools())),
             "harness serve threshold": str(threshold), **_real_model_steps(), **_queries(),
-            **_cliff(), **_retrievers(), **_pinning(), **_detector()}
+            **_cliff(), **_retrievers(), **_pinning(), **_loop_guard(), **_detector()}
