@@ -174,6 +174,11 @@ def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
     tools = body.get("tools", [])
     if not isinstance(tools, list):
         raise RequestError("tools: Input should be a valid list")
+    if not tools and any(b.get("type") in ("tool_use", "tool_result") for m in messages for b in _blocks(m)):
+        raise RequestError("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+    choice = body.get("tool_choice")
+    if choice is not None and not (isinstance(choice, dict) and choice.get("type") in ("auto", "any", "tool", "none")):
+        raise RequestError("tool_choice: Input tag does not match any of the expected tags: 'auto', 'any', 'tool', 'none'")
     names: set[str] = set()
     server_tools = [t for t in tools if isinstance(t, dict) and t.get("type", "custom") != "custom"]
     custom = [t for t in tools if not (isinstance(t, dict) and t.get("type", "custom") != "custom")]

@@ -253,7 +253,7 @@ def test_a_measurement_is_stored_beside_other_datasets_and_read_back_as_it_was(d
     found = json.loads(stored.read_text())
     assert sorted(found) == ["demo", "toollens"]
     again = Measurement.from_json(found["demo"])
-    assert again == measure("demo", out) and again.rounded() == measure("demo", out).rounded()
+    assert again == measure("demo", out)
     assert Measurement.from_json(found["toollens"]) == other
 
 

@@ -125,6 +125,21 @@ def test_a_tool_call_cut_off_at_max_tokens_is_not_run_and_the_transcript_stays_v
     assert again.stopped == "end_turn"  # the API accepted the transcript
 
 
+def test_the_loop_guard_asks_claude_for_an_answer_in_a_request_the_api_accepts():
+    """The API refuses tool blocks in a request that defines no tools: the guard's answer turn names the
+    conversation's tools and forbids them (tool_choice none), and the repeated call is not run."""
+    call = lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "save_note", "input": {"title": "plan"}}]
+    with FakeAnthropicServer(api_key=KEY) as server:
+        for i in (1, 2):
+            server.reply_next(call(i), "tool_use")
+        server.reply_next([{"type": "text", "text": "Saved the note 'plan'."}], "end_turn")
+        selector = Selector.over(catalog(), pinned=[save_note, word_count])
+        result = run(arun(make(server), selector, "Save a note called plan", answer_on_repeat=True))
+        last = server.requests[-1].body
+    assert result.stopped == "repeated_call" and result.final_text == "Saved the note 'plan'." and CALLS == ["plan"]
+    assert last["tool_choice"] == {"type": "none"} and [t["name"] for t in last["tools"]] == ["save_note"]
+
+
 @pytest.mark.parametrize("stop", ["refusal", "model_context_window_exceeded", "end_turn"])
 def test_an_empty_reply_ends_with_its_stop_reason_and_does_not_poison_the_transcript(stop):
     with FakeAnthropicServer(api_key=KEY) as server:

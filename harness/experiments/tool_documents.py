@@ -196,11 +196,6 @@ class Measurement:
         return cls(str(data["dataset"]), int(data["documented"]), int(data["tools"]),
                    [Row.from_json(r) for r in data["rows"]], {str(k): str(v) for k, v in data["skipped"].items()})
 
-    def rounded(self, places: int = 3) -> list[tuple[str, str, int, tuple[float, ...]]]:
-        """The rows as the report prints them: what a re-measurement on another machine must reproduce."""
-        return [(r.test_set, r.retriever, r.n, tuple(round(x, places) for x in (*r.original, *r.expanded, *r.difference)))
-                for r in self.rows]
-
 
 def _cell(v: tuple[float, float, float], signed: bool = False) -> str:
     f = "+.3f" if signed else ".3f"

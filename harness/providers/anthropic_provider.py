@@ -206,7 +206,7 @@ class AnthropicProvider:
     async def complete(
         self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024
     ) -> ModelTurn:
-        """Claude's next message for this conversation, with only ``tools`` on offer.
+        """Claude's next message for this conversation, with only ``tools`` on offer (none: it must answer).
 
         ``max_tokens`` is the budget for the visible reply; a model that thinks by default gets
         :data:`THINKING_HEADROOM` more, since its thinking counts against the same limit.
@@ -277,6 +277,11 @@ class AnthropicProvider:
             request["system"] = system
         if tools:
             request["tools"] = [t.to_api() for t in tools]
+        elif called := list(dict.fromkeys(c.name for c in transcript.tool_calls())):
+            # No tools on offer, but the API refuses tool blocks in a request that defines none: the tools the
+            # conversation called are named, bare, and none may be used (how the loop guard asks for an answer).
+            request["tools"] = [{"name": n, "description": "", "input_schema": {"type": "object"}} for n in called]
+            request["tool_choice"] = {"type": "none"}
         return request
 
     def _client_for_this_loop(self) -> anthropic.AsyncAnthropic:
