@@ -20,7 +20,6 @@ from fake_anthropic_server import FakeAnthropicServer
 from harness.selection.agent import arun
 from harness.selection.catalog import ToolCatalog
 from harness.core.messages import RedactedThinkingBlock, ThinkingBlock, Transcript
-from harness.providers import settings
 from harness.providers.anthropic_provider import THINKING_HEADROOM, AnthropicProvider
 from harness.providers.base import ProviderError
 from harness.selection.ranking import Selector

@@ -27,7 +27,8 @@ Rebuild the committed rows (appends each scenario's row as it finishes and resum
 already there; with no ``--configs``, ``--splits`` or ``--limit`` it runs all 70 under the three ways)::
 
     make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl \\
-        --configs "per-turn top-10" "deferred search, keep loaded" "per-turn top-10 + loop guard" --splits dev --limit 26
+        --configs "per-turn top-10" "deferred search, keep loaded" "all tools" "per-turn top-10 + loop guard" \\
+        --splits dev --limit 26
 
 Measured wall time: see :data:`WALL_TIME`.
 """
@@ -59,12 +60,13 @@ if TYPE_CHECKING:
 
 RESULTS_FILE = "real_model_tasks.jsonl"
 COMMAND = ("make real-model && .venv/bin/python -m harness.experiments.real_tasks --out harness/data/real_model_tasks.jsonl "
-           '--configs "per-turn top-10" "deferred search, keep loaded" "per-turn top-10 + loop guard" --splits dev --limit 26')
+           '--configs "per-turn top-10" "deferred search, keep loaded" "all tools" "per-turn top-10 + loop guard" --splits dev --limit 26')
 MAX_TURNS = 6
 MAX_TOKENS = 256
 #: Measured on the 2-core machine that wrote the committed file, from the rows' own seconds.
 WALL_TIME = ("per-turn top-10, the development set's 26 single-request tasks: 26 minutes (59 s a run on average, six "
-             "turns each, on two threads, at times beside another job); deferred search: 15 minutes (35 s a run); the "
+             "turns each, on two threads, at times beside another job); deferred search: 15 minutes (35 s a run); all "
+             "tools: 19 minutes (44 s a run); the "
              "same 26 with per-turn top-10 and the loop guard: 17 minutes (39 s "
              "a run, 2.4 turns); the first two pivots without it took 5 and 8 minutes (their earlier requests run to "
              "the turn limit too)")
