@@ -260,10 +260,11 @@ def test_a_measurement_is_stored_beside_other_datasets_and_read_back_as_it_was(d
 def test_the_committed_measurements_are_of_the_committed_documents():
     """What Chapter 8b shows for a public catalog without its data: rows for every retriever and test set,
     measured with as many documented tools as the committed documents hold."""
-    for dataset in DATASETS:
-        measured, docs = load_measured(dataset), load_documents(dataset)
-        if measured is None:
-            continue
+    found = {d: m for d in DATASETS if (m := load_measured(d)) is not None}
+    if not found:
+        pytest.skip("no public catalog's document measurement is committed yet")
+    for dataset, measured in found.items():
+        docs = load_documents(dataset)
         assert measured.documented == len(docs.records) <= measured.tools
         assert {r.retriever for r in measured.rows} | set(measured.skipped) == set(tool_documents.RETRIEVERS)
         assert all(r.original[1] <= r.original[0] <= r.original[2] and r.difference[1] <= r.difference[0] <= r.difference[2]
