@@ -75,7 +75,9 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     search = sh([str(cli), "search", "post a message to the team channel", "-k", "3"], cwd=elsewhere, env=env).stdout
     assert "post_channel_message" in search
     data = ("from harness.experiments.advice import page; from harness.retrieval.model_documents import committed_records; "
-            "assert page().startswith('## What to do'); assert committed_records(); print('package data ok')")
+            "from harness.experiments.tool_documents import load_measured; "
+            "assert page().startswith('## What to do'); assert committed_records(); "
+            "assert load_measured('livemcpbench') is not None; print('package data ok')")
     assert sh([str(py), "-c", data], cwd=elsewhere, env=env).stdout.strip() == "package data ok"  # the wheel carries its data
 
 

@@ -10,8 +10,8 @@ import pytest
 from real_model_support import needs_model
 
 from harness.experiments import tool_documents
-from harness.experiments.tool_documents import (DATASETS, Measurement, build, load_documents, load_measured, main, measure,
-                                                save_measured, timing)
+from harness.experiments.tool_documents import (DATASETS, DOCUMENTED, Measurement, Row, build, default_with_documents,
+                                                load_documents, load_measured, main, measure, save_measured, timing)
 from harness.experiments.zero_shot import Catalog, catalogs
 from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
 from harness.retrieval.expansion import expanded
@@ -269,6 +269,26 @@ def test_the_committed_measurements_are_of_the_committed_documents():
         assert {r.retriever for r in measured.rows} | set(measured.skipped) == set(tool_documents.RETRIEVERS)
         assert all(r.original[1] <= r.original[0] <= r.original[2] and r.difference[1] <= r.difference[0] <= r.difference[2]
                    for r in measured.rows)
+
+
+def _row(test_set: str, retriever: str, difference: tuple[float, float, float]) -> Row:
+    return Row(test_set, retriever, 50, (0.5, 0.4, 0.6), (0.5 + difference[0], 0.4, 0.7), difference)
+
+
+@pytest.mark.parametrize("rows, expected", [
+    ([("livemcp-task", "hybrid-rrf", (0.1, 0.02, 0.2)), ("livemcp-step", "hybrid-rrf", (0.0, -0.03, 0.03))], DOCUMENTED),
+    ([("livemcp-task", "hybrid-rrf", (0.1, -0.01, 0.2))], "hybrid-rrf"),                        # inside its interval
+    ([("livemcp-task", "hybrid-rrf", (0.1, 0.02, 0.2)), ("demo", "hybrid-rrf", (-0.05, -0.09, -0.01))], "hybrid-rrf"),
+    ([("livemcp-task", "bm25", (0.1, 0.02, 0.2)), ("livemcp-task", "hybrid-rrf", (0.0, -0.02, 0.02))], "hybrid-rrf"),
+    ([("demo", "hybrid-rrf", (0.1, 0.02, 0.2))], "hybrid-rrf"),                                   # whole tasks not measured
+])
+def test_the_documents_become_the_default_only_by_the_rule_fixed_in_advance(rows, expected):
+    """Better on LiveMCPBench's whole tasks and worse on no measured set, for hybrid-rrf's own rows only."""
+    by_dataset: dict[str, list[Row]] = {}
+    for test_set, retriever, difference in rows:
+        by_dataset.setdefault("demo" if test_set == "demo" else "livemcpbench", []).append(_row(test_set, retriever, difference))
+    measured = [Measurement(d, 1, 2, r, {}) for d, r in by_dataset.items()]
+    assert default_with_documents(measured) == expected
 
 
 @pytest.mark.parametrize("call", [lambda: measure("nope"), lambda: load_documents("nope"),

@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 from harness.core.json_types import JSONObject
 from harness.core.temp_folders import exit_cleanly_on_sigterm
 from harness.core.rates import bootstrap_interval, paired_difference_interval
-from harness.experiments.zero_shot import METRIC, Catalog, catalogs, per_query
+from harness.experiments.zero_shot import BASELINE, METRIC, Catalog, Line, catalogs, default_choice, per_query
 from harness.providers.base import ProviderError
 from harness.providers.local_llama import MODEL_SHA256, LocalLlamaProvider
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
@@ -53,6 +53,8 @@ RETRIEVERS = ("bm25", "bm25-fielded", "dense-minilm", "hybrid-rrf")
 REBUILD = "python -m harness.experiments.tool_documents --dataset {dataset} --out harness/data/tool_documents/{dataset}.jsonl"
 #: The committed measurements of the public catalogs, by dataset (package data, beside the documents).
 MEASURED = "measured.json"
+#: The named retriever that searches the committed documents (:mod:`harness.retrieval.named`).
+DOCUMENTED = f"{BASELINE}+documents"
 
 
 def catalog(dataset: str, seed: int = 0) -> Catalog:
@@ -246,6 +248,18 @@ def save_measured(measurement: Measurement, path: str | os.PathLike[str]) -> Non
     tmp = file.with_suffix(".tmp")
     tmp.write_text(json.dumps(dict(sorted(found.items())), indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, file)
+
+
+def default_with_documents(measurements: Sequence[Measurement]) -> str:
+    """The default retriever once the documents are measured, by Chapter 8a's rule fixed in advance
+    (:func:`harness.experiments.zero_shot.default_choice`): :data:`DOCUMENTED` replaces hybrid-rrf only if
+    its paired difference is *better* on LiveMCPBench's whole tasks and *worse* on no measured test set."""
+    lines = []
+    for m in measurements:
+        for r in (r for r in m.rows if r.retriever == BASELINE):
+            lines.append(Line(r.test_set, BASELINE, r.n, *r.original, 0.0, 0.0))
+            lines.append(Line(r.test_set, DOCUMENTED, r.n, *r.expanded, r.difference[1], r.difference[2]))
+    return default_choice(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
