@@ -21,7 +21,7 @@ catalog (BM25 over the original documents, in an order fixed by the tool's hash)
 a person to read. Only ``use_when`` and the kept examples are appended to a description, through
 :func:`~harness.retrieval.expansion.expanded`, keyed by the definition hash the document was written
 for: a tool whose definition has changed since keeps its original text. ``not_for`` is written and kept
-for review but not appended: read by a person, 26 of 30 sampled demo documents' ``not_for`` denied the
+for review but not appended: read by the maintainer, 26 of 30 sampled demo documents' ``not_for`` denied the
 tool's own job ("It does not read files from the project workspace" of ``read_file``;
 ``harness/data/tool_documents/demo.review.md``), an invented limitation that would put the tool's own
 words in a sentence saying it does not do them.
