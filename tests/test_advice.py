@@ -49,10 +49,11 @@ def test_the_page_says_the_guard_finished_no_more_than_the_plain_loop(figures):
 
 
 def test_the_page_calls_a_difference_only_where_its_interval_excludes_zero(figures):
-    for name in ("real k=10 - all 74", "pinned - plain"):
+    for name in ("real k=10 - all 74", "pinned - plain", "documents hybrid-rrf"):
         low, high = map(float, re.findall(r"[+-]\d\.\d\d", figures[name])[1:])
         assert low < 0 < high and "not separated" in PAGE
-    for name in ("dev latest - transcript", "heldout latest - transcript", "hybrid - bm25 demo", "hybrid - bm25 livemcp-task"):
+    for name in ("dev latest - transcript", "heldout latest - transcript", "hybrid - bm25 demo", "hybrid - bm25 livemcp-task",
+                 "documents bm25"):
         low, high = map(float, re.findall(r"[+-]\d\.\d\d", figures[name])[1:])
         assert low > 0, name
 

@@ -115,6 +115,17 @@ def _retrievers() -> dict[str, str]:
             for name in ("demo", "livemcp-task")}
 
 
+def _documents() -> dict[str, str]:
+    """Tool documents written by the real model: expanded − original on LiveMCPBench's test tasks (Chapter 8b's committed rows)."""
+    from harness.experiments.tool_documents import load_measured
+
+    measured = load_measured("livemcpbench")
+    if measured is None:
+        raise RuntimeError("harness/data/tool_documents/measured.json has no LiveMCPBench measurement.")
+    rows = {r.retriever: r for r in measured.rows if r.test_set == "livemcp-task"}
+    return {f"documents {name}": "{:+.2f} [{:+.2f}, {:+.2f}]".format(*rows[name].difference) for name in ("bm25", "hybrid-rrf")}
+
+
 def _pinning() -> dict[str, str]:
     """What to pin: Chapter 4's discovery tool on top of the transcript query, the stand-in on the development scenarios."""
     import asyncio
@@ -173,4 +184,4 @@ def figures() -> dict[str, str]:
     threshold = proxy_policy().threshold_tokens
     return {"DEFAULT_K": str(DEFAULT_K), "DEFAULT_LIMIT": str(DEFAULT_LIMIT), "demo tools": str(len(demo_tools())),
             "harness serve threshold": str(threshold), **_real_model_steps(), **_queries(),
-            **_cliff(), **_retrievers(), **_pinning(), **_loop_guard(), **_detector()}
+            **_cliff(), **_retrievers(), **_documents(), **_pinning(), **_loop_guard(), **_detector()}
