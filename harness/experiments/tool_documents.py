@@ -46,15 +46,13 @@ from harness.retrieval.model_documents import (FOLDER, DocumentModel, DocumentRe
                                                 neighbours, parse_records, read_records, read_text,
                                                 sample_for_review, with_documents,
                                                 write_document)
-from harness.retrieval.named import make_retriever, needs_embeddings
+from harness.retrieval.named import DOCUMENTED, make_retriever, needs_embeddings
 
 DATASETS = ("demo", "livemcpbench", "toollens")
 RETRIEVERS = ("bm25", "bm25-fielded", "dense-minilm", "hybrid-rrf")
 REBUILD = "python -m harness.experiments.tool_documents --dataset {dataset} --out harness/data/tool_documents/{dataset}.jsonl"
 #: The committed measurements of the public catalogs, by dataset (package data, beside the documents).
 MEASURED = "measured.json"
-#: The named retriever that searches the committed documents (:mod:`harness.retrieval.named`).
-DOCUMENTED = f"{BASELINE}+documents"
 
 
 def catalog(dataset: str, seed: int = 0) -> Catalog:

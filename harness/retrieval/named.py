@@ -99,10 +99,14 @@ def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetrieve
     return r
 
 
+#: The named retriever that searches the real model's committed tool documents (Chapter 8b).
+DOCUMENTED = "hybrid-rrf+documents"
+
+
 def _documented_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetriever:
     more = with_committed_documents(tools)
     r = HybridRetriever(more, dense=_dense(more, e))
-    r.name = "hybrid-rrf+documents"
+    r.name = DOCUMENTED
     return r
 
 
@@ -153,7 +157,7 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
           "hybrid-rrf per step of the request, the lists fused", settings=("base", "splitter"), needs_embeddings=True),
     Entry("hybrid-rrf+expand", _expanded_hybrid, "zero-shot idea", "tuned", "8a",
           "hybrid-rrf over definitions expanded with the questions each tool answers", needs_embeddings=True),
-    Entry("hybrid-rrf+documents", _documented_hybrid, "zero-shot idea", "library", "8b",
+    Entry(DOCUMENTED, _documented_hybrid, "zero-shot idea", "library", "8b",
           "hybrid-rrf over definitions with the real small model's committed documents appended (tools without one unchanged)",
           needs_embeddings=True),
     Entry("rerank-lr", lambda t, e, **s: RerankRetriever(t, encoder=e, **s), "zero-shot idea", "learned", "8a",
