@@ -154,10 +154,10 @@ def _pinning() -> dict[str, str]:
 
 
 def _loop_guard() -> dict[str, str]:
-    """Bounding the loop: the real model's whole tasks with per-turn top-10, plain and with the loop guard (Chapter 5c)."""
+    """Bounding the loop: the real model's single-request development tasks with per-turn top-10, plain and with the loop guard (Chapter 5c)."""
     from harness.experiments import real_tasks
 
-    rows, top_k = real_tasks.load(), real_tasks.CONFIGS[0]
+    rows, top_k = [r for r in real_tasks.load() if r.kind == "task"], real_tasks.CONFIGS[0]  # the guard ran on single-request tasks
     plain, guarded = (real_tasks.summarize(rows, c, "dev") for c in (top_k, top_k + real_tasks.GUARDED))
     return {"real tasks": f"{plain.n}", "real tasks success": f"{plain.success:.2f} [{plain.low:.2f}, {plain.high:.2f}]",
             "real tasks repeating a call": f"{round(plain.repeated * plain.n)}",
