@@ -239,9 +239,7 @@ def test_the_command_rebuilds_exactly_the_committed_rows():
         words = shlex.split(run)
         assert words[:3] == [".venv/bin/python", "-m", real_tasks.__name__]
         o = real_tasks.parser().parse_args(words[3:])
-        for split in o.splits:
-            chosen = [s for s in load_scenarios(split) if o.kinds is None or s.kind in o.kinds][:o.limit]
-            keys |= {(c, split, s.id) for c in o.configs for s in chosen}
+        keys |= {(c, split, s.id) for split in o.splits for c in o.configs for s in real_tasks.chosen(split, o.kinds, o.limit)}
     assert {r.key for r in real_tasks.load()} == keys
 
 

@@ -185,6 +185,11 @@ def load(path: str | Path | None = None) -> list[TaskRow]:
     return read_rows(path if path is not None else resources.files("harness.data").joinpath(RESULTS_FILE))
 
 
+def chosen(split: str, kinds: Sequence[str] | None = None, limit: int | None = None) -> list[Scenario]:
+    """The scenarios of ``split`` a run takes: of ``kinds`` only (every kind when None), the first ``limit``."""
+    return [s for s in load_scenarios(split) if kinds is None or s.kind in kinds][:limit]
+
+
 async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] = CONFIGS, *,
                     splits: Sequence[str] = SPLITS, kinds: Sequence[str] | None = None, limit: int | None = None,
                     log: Callable[[str], None] = print) -> int:
@@ -204,8 +209,7 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
     done = {r.key for r in read_rows(out)}
     added = 0
     for split, config in ((split, config) for split in splits for config in configs):
-        chosen = [s for s in load_scenarios(split) if kinds is None or s.kind in kinds][:limit]
-        todo = [s for s in chosen if (config, split, s.id) not in done]
+        todo = [s for s in chosen(split, kinds, limit) if (config, split, s.id) not in done]
         if todo:
             log(f"{config}, {split}: {len(todo)} scenarios to run")
         for i, scenario in enumerate(todo, 1):
@@ -312,7 +316,7 @@ def report(rows: Sequence[TaskRow]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line of :func:`main` (:data:`COMMAND` is one of its invocations)."""
+    """The command line of :func:`main` (each run in :data:`COMMAND` is one of its invocations)."""
     parser = run_file.run_parser("Whole tasks on the local real model, judged on effects (Chapter 5c).",
                                  configs=list(CONFIGS), configs_help=f"ways of loading tools (default: {', '.join(CONFIGS)}); "
                                                                      f"a name ending in {GUARDED.strip()!r} runs with the loop guard",
@@ -341,8 +345,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # stops, and the thread waiting on its answer returns, so asyncio's shutdown need not wait for it.
         with LocalLlamaProvider(threads=options.threads, max_tokens=MAX_TOKENS) as provider:
             return await run_tasks(provider, options.out, options.configs, splits=options.splits, kinds=options.kinds,
-                                   limit=options.limit,
-                                   log=say)
+                                   limit=options.limit, log=say)
 
     try:
         added = asyncio.run(run_all())
