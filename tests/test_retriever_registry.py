@@ -67,7 +67,7 @@ def test_the_scan_finds_every_form_of_a_direct_construction():
 class Refusing(Encoder):
     """An encoder that fails if anything is embedded: a retriever that ranks with it needs no embeddings."""
 
-    def encode(self, texts, **options):  # type: ignore[override]  # options such as cache= are refused too
+    def encode(self, texts, **options):  # options such as cache= are refused too
         raise AssertionError("embedded")
 
 
