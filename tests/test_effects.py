@@ -117,6 +117,14 @@ def test_a_refusal_offers_no_domain(world):
     assert _own(domains, world, before, "I can read files, run tests and keep notes. I cannot browse the web.") == []
 
 
+def test_a_stock_list_of_skills_offers_none_of_this_worlds_domains(world):
+    before = world_state(world)
+    domains = [{"check": "answer", "domains": 3}]
+    stock = "I can help with: 1. Data Analysis 2. Machine Learning 3. Web Development 4. Writing the latest updates."
+    assert _own(domains, world, before, stock) == ["the answer offers 0 of the world's domains, fewer than 3"]
+    assert _own(domains, world, before, "I can preview a CSV, fetch a web page and read your inbox.") == []
+
+
 def test_checks_are_validated_with_one_sentence():
     with pytest.raises(ValueError, match="'checks' must be a non-empty list"):
         validate_checks([], "f.json scenario 0")

@@ -71,13 +71,17 @@ State = JSONObject
 Served = tuple[str, str]  # one tool call of a run: (its arguments as text, the result it got back)
 Key = tuple[JSON, ...]  # where in the state a change happened: ("files", path), ("issues", 3, "state") …
 
-#: Words that name each domain in an answer, besides the domain's tool names.
+#: Words that name each domain in an answer, besides the domain's tool names; each is matched at the start
+#: of a word ("test" names tests, "latest" does not). No bare "web" or "data": a model's stock list of
+#: skills ("web development", "data analysis", "machine learning") names none of this world's tools.
 DOMAIN_WORDS: dict[str, tuple[str, ...]] = {
     "files": ("file", "folder", "director"), "git": ("git", "commit", "branch"), "tests": ("test",),
-    "web": ("web", "page", "http", "docs"), "packages": ("package", "dependenc"), "notes": ("note", "scratchpad"),
+    "web": ("web page", "webpage", "website", "url", "http", "link", "docs", "documentation"),
+    "packages": ("package", "dependenc"), "notes": ("note", "scratchpad"),
     "chat": ("chat", "channel", "direct message"), "issues": ("issue",), "calendar": ("calendar", "event", "remind"),
-    "data": ("csv", "data", "calculat"), "email": ("email", "e-mail", "inbox", "mail"),
+    "data": ("csv", "spreadsheet", "calculat", "arithmetic"), "email": ("email", "e-mail", "inbox", "mail"),
 }
+_DOMAIN_PATTERNS = {d: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + ")") for d, words in DOMAIN_WORDS.items()}
 #: A clause with one of these says what cannot be done: its domain words name no capability.
 _NEGATION = re.compile(r"\b(?:can ?not|can't|cannot|unable|won't|will not|don't|do not|not able|sorry|no access)\b")
 #: How deep each part of the state is compared: a change is found (and allowed) at this depth.
@@ -308,7 +312,7 @@ def _named_domains(answer: str, world: "DemoWorld") -> set[str]:
     named: set[str] = set()
     for clause in re.split(r"[.;!?\n]+|\bbut\b", _norm(answer)):
         if not _NEGATION.search(clause):
-            named |= {d for d, words in DOMAIN_WORDS.items() if any(w in clause for w in words)}
+            named |= {d for d, pattern in _DOMAIN_PATTERNS.items() if pattern.search(clause)}
             named |= {d for name, d in tools if name in clause}
     return named
 

@@ -16,7 +16,8 @@ Two measurements, kept apart on purpose:
 What an opener with no task (``hi``, ``what can you do?``) is judged on, decided here: it must
 change nothing in the world and give an answer; a capability question's answer must offer at
 least three of the world's domains (by a tool name or a plain word: files, git, chat, …, in a
-clause that is not a refusal). An opener that needs a look (the calendar, the inbox) is answered
+clause that is not a refusal; a model's stock list of skills — "web development", "data analysis"
+— names none). An opener that needs a look (the calendar, the inbox) is answered
 only with what a tool of the run showed (:mod:`harness.demo.effects` grounds answers). The old
 rule — the answer names at least three tools — grew next to the stand-in, which lists tool names,
 and survives only in ``tools_right``. Openers therefore say little about selection; chapters
