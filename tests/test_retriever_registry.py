@@ -5,7 +5,6 @@ import ast
 import contextlib
 import inspect
 import io
-import json
 import random
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS
-from harness.evaluation.datasets import DATASETS, dataset_dir, demo_dataset, load_public, missing_data_note
+from harness.evaluation.datasets import DATASETS, demo_dataset, load_public, missing_data_note
 from harness.retrieval import named
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.records import CatalogTool, Query
