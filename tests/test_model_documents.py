@@ -3,7 +3,9 @@ with a scripted fake model in place of llama-server."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
+from importlib import resources
 from typing import AbstractSet, cast
 
 import pytest
@@ -15,9 +17,9 @@ from harness.experiments.tool_documents import (DATASETS, DOCUMENTED, Measuremen
 from harness.experiments.zero_shot import Catalog, catalogs
 from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
 from harness.retrieval.expansion import expanded
-from harness.retrieval.model_documents import (EXAMPLES, NOT_FOR, OPENINGS, SYSTEM, USE_WHEN, DocumentRecord,
+from harness.retrieval.model_documents import (EXAMPLES, FOLDER, NOT_FOR, OPENINGS, SYSTEM, USE_WHEN, DocumentRecord,
                                                 ToolDocument, Verdict, copies, guard, guard_counts, neighbours,
-                                                read_records, repeats, sample_for_review, with_documents,
+                                                read_records, repeats, review_sample, sample_for_review, with_documents,
                                                 write_document)
 from harness.retrieval.records import CatalogTool
 
@@ -357,3 +359,21 @@ def test_the_committed_guard_verdicts_reproduce_on_the_real_model(demo):
         again = [guard(by_id[r.id], r.document, near[r.id], model) for r in picks]
     assert [[v.kept for v in verdicts] for verdicts in again] == [[v.kept for v in r.guard] for r in picks]
     assert [[v.chosen for v in verdicts] for verdicts in again] == [[v.chosen for v in r.guard] for r in picks]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_the_committed_documents_fit_their_catalog_and_their_review(dataset):
+    """What Chapter 8b's figures stand on, for each catalog whose data is here: one document per tool's
+    current definition, written on two server threads, and a review that read the seeded draw itself
+    (its count of appended requests is that draw's)."""
+    cats = catalogs()
+    if dataset not in cats:
+        pytest.skip(f"the public data for {dataset} is not here")
+    records = list(load_documents(dataset).records.values())
+    assert {r.sha256 for r in records} == {t.definition_hash() for t in cats[dataset].tools}
+    assert timing(records)["threads"] == 2
+    review = resources.files("harness.data").joinpath(FOLDER).joinpath(f"{dataset}.review.md").read_text("utf-8")
+    found = re.search(r"\*\*Appended examples: (\d+) in the 30 documents", review)
+    assert found, f"{dataset}.review.md does not say how many appended examples it read"
+    read = int(found[1])
+    assert read == sum(len(r.kept().examples) for r, _ in review_sample(records, cats[dataset].tools))
