@@ -118,17 +118,17 @@ def _retrievers() -> dict[str, str]:
 def _documents() -> dict[str, str]:
     """Tool documents written by the real model: expanded − original on LiveMCPBench's test tasks and ToolLens's
     test rows (Chapter 8b's committed rows)."""
-    from harness.experiments.tool_documents import Row, load_measured
+    from harness.experiments.tool_documents import load_measured
 
-    rows: dict[tuple[str, str], Row] = {}
-    for dataset in ("livemcpbench", "toollens"):
+    out: dict[str, str] = {}
+    for dataset, test_set, names, label in (("livemcpbench", "livemcp-task", ("bm25", "hybrid-rrf"), ""),
+                                            ("toollens", "toollens", ("bm25",), " toollens")):
         measured = load_measured(dataset)
         if measured is None:
             raise RuntimeError(f"harness/data/tool_documents/measured.json has no {dataset} measurement.")
-        rows |= {(dataset, r.retriever): r for r in measured.rows if r.test_set in ("livemcp-task", "toollens")}
-    out = {f"documents {name}": "{:+.2f} [{:+.2f}, {:+.2f}]".format(*rows["livemcpbench", name].difference)
-           for name in ("bm25", "hybrid-rrf")}
-    return out | {"documents bm25 toollens": "{:+.2f} [{:+.2f}, {:+.2f}]".format(*rows["toollens", "bm25"].difference)}
+        rows = {r.retriever: r for r in measured.rows if r.test_set == test_set}
+        out |= {f"documents {name}{label}": "{:+.2f} [{:+.2f}, {:+.2f}]".format(*rows[name].difference) for name in names}
+    return out
 
 
 def _pinning() -> dict[str, str]:
