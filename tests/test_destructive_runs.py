@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from harness.demo import DOMAINS, DemoWorld, demo_tools, failed_checks, load_scenarios, world_state
+from harness.demo import DOMAINS, DemoWorld, demo_tools, failed_checks, load_scenarios
 from harness.core.registry import ToolRegistry
+from harness.evaluation.scenarios import labelled_calls, sources
 
 ALL = [s for split in ("dev", "heldout") for s in load_scenarios(split)]
 Call = tuple[str, dict]
@@ -21,18 +22,16 @@ TEXT_ARGS = ("text", "content", "body", "message", "value", "title", "subject")
 WRONG = "Something else entirely."
 
 
-def gold_calls(scenario) -> list[Call]:
-    return list(zip(scenario.tools, scenario.args))
+gold_calls = labelled_calls
 
 
-def act(world: DemoWorld, calls: list[Call]) -> list[tuple[str, str]]:
-    """Make ``calls`` on ``world``; the successful ones as (arguments, result), as a run is shown them."""
+def act(world: DemoWorld, calls: list[Call]) -> list[tuple[str, str, str, bool]]:
+    """Make ``calls`` on ``world``: each as (tool, arguments, result, worked), as the judge reads a run's calls."""
     registry = ToolRegistry(demo_tools(world))
     shown = []
     for i, (name, args) in enumerate(calls):
         r = registry.dispatch(name, args, call_id=f"c{i}")
-        if not r.is_error:
-            shown.append((json.dumps(args), r.content))
+        shown.append((name, json.dumps(args), r.content, not r.is_error))
     return shown
 
 
@@ -41,17 +40,16 @@ def gold_answer(scenario) -> str:
     if not scenario.tools:
         return "Hello! I can help with " + ", ".join(DOMAINS) + "."
     with DemoWorld() as w:
-        return "\n".join(result for _, result in act(w, gold_calls(scenario)))
+        return "\n".join(result for _, _, result, ok in act(w, gold_calls(scenario)) if ok)
 
 
 def failures(scenario, calls: list[Call], answer: str | None = None) -> list[str]:
     """The judge's verdict on a run that makes ``calls`` and says ``answer`` (their results when None)."""
-    with DemoWorld() as w:
-        before = world_state(w)
+    with DemoWorld() as w, w.clone() as start:
         shown = act(w, calls)
         said = answer if answer is not None else gold_answer(scenario) if not scenario.tools else \
-            "\n".join(r for _, r in shown)
-        return failed_checks(scenario.checks, w, before, said, shown)
+            "\n".join(r for _, _, r, ok in shown if ok)
+        return failed_checks(scenario.checks, w, start, gold_calls(scenario), said, shown, sources(scenario))
 
 
 def touched_files(scenario) -> list[str]:

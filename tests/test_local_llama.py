@@ -95,6 +95,7 @@ class ScriptedServer:
 def scripted_provider(*answers, may_answer=True, max_tokens=None):
     provider = object.__new__(LocalLlamaProvider)
     provider.model, provider.n_probs, provider.may_answer, provider.max_tokens = "m", 5, may_answer, max_tokens
+    provider.read_text_calls = True
     provider.server = ScriptedServer(*answers)
     return provider
 

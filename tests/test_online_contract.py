@@ -133,7 +133,7 @@ def test_the_loop_guard_asks_claude_for_an_answer_in_a_request_the_api_accepts()
             server.reply_next(call(i), "tool_use")
         server.reply_next([{"type": "text", "text": "Saved the note 'plan'."}], "end_turn")
         selector = Selector.over(catalog(), pinned=[save_note, word_count])
-        result = run(arun(make(server), selector, "Save a note called plan", answer_on_repeat=True))
+        result = run(arun(make(server), selector, "Save a note called plan", on_repeat="answer"))
         last = server.requests[-1].body
     assert result.stopped == "repeated_call" and result.final_text == "Saved the note 'plan'." and CALLS == ["plan"]
     assert last["tool_choice"] == {"type": "none"} and [t["name"] for t in last["tools"]] == ["save_note"]

@@ -24,7 +24,7 @@ from harness.mcp.deferral import loading_strategies
 from harness.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
 
-TOP_K, SEARCH = CONFIGS[0], CONFIGS[1]
+TOP_K, ALL, TOP_K_SEARCH, SEARCH = CONFIGS
 
 
 def run(provider, scenario, config=TOP_K):
@@ -41,19 +41,19 @@ def call(name, **arguments):
     return Message("assistant", [ToolCall(f"call_{name}", name, arguments)])
 
 
-def test_the_configurations_are_chapter_5s_three_with_the_default_first():
-    assert set(CONFIGS) == set(loading_strategies()) and len(CONFIGS) == 3
-    assert CONFIGS[0].startswith("per-turn top-")
+def test_the_configurations_are_the_four_ways_with_the_default_first_and_deferred_search_last():
+    assert set(CONFIGS) == set(loading_strategies()) and len(CONFIGS) == 4
+    assert CONFIGS[0].startswith("per-turn top-") and CONFIGS[-1].startswith("deferred search")
 
 
 def test_a_run_that_repeats_one_call_until_max_turns_never_stopped():
     s = scenario("dev", "task-01")  # read notes/todo.md, then post its first line: what the real model loops on
     assert s.tools[0] == "read_file"
     looping = ScriptedProvider([lambda t, tools: call("read_file", path="notes/todo.md")] * MAX_TURNS)
-    priced = run(looping, s, config=CONFIGS[2])  # all tools: the needed ones are shown
+    priced = run(looping, s, config=ALL)  # all tools: the needed ones are shown
     assert priced.run.result.stopped == "max_turns" and not priced.run.success
     assert task_failure(priced.run) == "never stopped"
-    wrong_path = run(ScriptedProvider([lambda t, tools: call("read_file", path="nope.md")] * MAX_TURNS), s, config=CONFIGS[2])
+    wrong_path = run(ScriptedProvider([lambda t, tools: call("read_file", path="nope.md")] * MAX_TURNS), s, config=ALL)
     assert task_failure(wrong_path.run) == "argument content"  # the needed call came back as an error
 
 
@@ -62,21 +62,21 @@ def test_with_the_loop_guard_the_repeat_is_not_run_and_the_model_answers_from_wh
     answers = iter(["The first line of notes/todo.md is: Buy milk."])
     looping = ScriptedProvider([lambda t, tools: call("read_file", path="notes/todo.md") if tools else Message(
         "assistant", [TextBlock(next(answers))])] * MAX_TURNS)
-    priced = run(looping, s, config=CONFIGS[2] + GUARDED)
+    priced = run(looping, s, config=ALL + GUARDED)
     result = priced.run.result
     assert result.stopped == "repeated_call" and len(result.calls()) == 1 and len(result.turns) == 2
     assert result.final_text.startswith("The first line") and not priced.run.success, "it read but never posted"
     assert task_failure(priced.run) == "stopped early"
-    assert summarize([row_of(CONFIGS[2] + GUARDED, "dev", priced.run, priced.prompts, 0.0)], CONFIGS[2] + GUARDED,
+    assert summarize([row_of(ALL + GUARDED, "dev", priced.run, priced.prompts, 0.0)], ALL + GUARDED,
                      "dev").stopped == 1.0, "a run the guard ended stopped"
-    assert real_tasks.loop_options(TOP_K + GUARDED).keys() == {*loading_strategies()[TOP_K], "answer_on_repeat"}
-    assert real_tasks.loop_options(TOP_K + GUARDED)["answer_on_repeat"] is True
+    assert real_tasks.loop_options(TOP_K + GUARDED).keys() == {*loading_strategies()[TOP_K], "on_repeat"}
+    assert real_tasks.loop_options(TOP_K + GUARDED)["on_repeat"] == "answer"
     assert real_tasks.loop_options(TOP_K).keys() == loading_strategies()[TOP_K].keys()
 
 
 def test_a_run_that_answers_at_once_stopped_early():
     s = next(s for s in load_scenarios("dev") if s.kind == "task")
-    priced = run(ScriptedProvider(["I cannot do that."]), s, config=CONFIGS[2])
+    priced = run(ScriptedProvider(["I cannot do that."]), s, config=ALL)
     assert priced.run.result.stopped == "end_turn"
     assert task_failure(priced.run) == "stopped early"
 
@@ -84,8 +84,8 @@ def test_a_run_that_answers_at_once_stopped_early():
 def test_a_request_needing_no_tool_fails_by_calling_one_or_by_its_answer():
     opener = scenario("dev", "opener-02")  # "what can you do?": the world unchanged, three domains named
     assert not opener.tools
-    writing = run(ScriptedProvider([call("create_issue", title="hi", body="hi"), "Hello."]), opener, config=CONFIGS[2])
-    silent = run(ScriptedProvider(["."]), opener, config=CONFIGS[2])
+    writing = run(ScriptedProvider([call("create_issue", title="hi", body="hi"), "Hello."]), opener, config=ALL)
+    silent = run(ScriptedProvider(["."]), opener, config=ALL)
     assert [task_failure(r.run) for r in (writing, silent)] == ["wrong tool", "answer content"]
 
 
@@ -186,7 +186,7 @@ def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", STOPPABLE, str(tmp_path / "rows.jsonl")], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     try:
-        assert "scenarios to run" in child.stdout.readline()
+        assert "runs to do" in child.stdout.readline()
         time.sleep(0.5)  # in the model's call now
         child.send_signal(signal.SIGTERM)
         assert child.wait(timeout=10) == 128 + signal.SIGTERM
@@ -263,3 +263,22 @@ def test_a_row_records_the_turn_limit_it_ran_under():
     s = scenario("dev", "task-01")
     longer = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", s, max_turns=10))
     assert longer.max_turns == read_back(longer).max_turns == 10
+
+
+@pytest.mark.parametrize("sid", ["task-03", "pivot-01", "conv-02", "opener-05"])
+def test_a_row_keeps_its_model_and_trace_and_is_judged_again_by_replaying_it(sid):
+    s = scenario("dev", sid)
+    row = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", s))
+    assert row.model == OfflineModel().name and row.trace and len(row.trace) >= row.turns
+    again = asyncio.run(real_tasks.rejudged(row))
+    assert (again.success, again.failures, again.calls) == (row.success, row.failures, row.calls)
+    assert again.trace == row.trace and again.prompts == row.prompts and again.seconds == row.seconds
+
+
+def test_a_trace_that_is_not_the_run_is_refused():
+    row = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", scenario("dev", "task-03")))
+    shown_otherwise = [[*turn[:4], ["read_file"]] for turn in row.trace]
+    with pytest.raises(real_tasks.ReplayMismatch, match="turn 1 showed"):
+        asyncio.run(real_tasks.rejudged(dataclasses.replace(row, trace=shown_otherwise)))
+    with pytest.raises(ValueError, match="has no trace to replay"):
+        asyncio.run(real_tasks.rejudged(dataclasses.replace(row, trace=None)))

@@ -67,8 +67,9 @@ class LabelledQuery:
 class Scenario:
     """A request and what doing it means: ``checks`` on the world afterwards (:mod:`harness.demo.effects`).
 
-    ``tools`` are the tools the (last) request needs, in order, one per step, and ``args`` (when
-    given) one dict per step: the labels of the old names-in-order judgement and of per-step recall.
+    ``tools`` are the tools the (last) request needs, in order, one per step, and ``args`` one dict
+    per step: the labelled calls, which the judge plays to build the world a run must end in
+    (:mod:`harness.demo.effects`), and the labels of per-step recall.
     ``kind`` is "task" (a fresh request), "pivot" (``setup`` holds earlier requests, all file or
     git work, then ``request`` turns to another domain), "conversation" (several user turns that
     together make the task: ``setup`` holds the earlier turns and the checks cover every turn's
@@ -166,8 +167,9 @@ def load_demo_scenarios(path: Path | str | Traversable | None = None) -> list[Sc
         setup, args = rec.get("setup", []), rec.get("args", [])
         if not isinstance(setup, list) or not all(isinstance(s, str) for s in setup):
             raise ValueError(f"{where}: 'setup' must be a list of earlier requests (strings).")
-        if args and (len(args) != len(rec["tools"]) or not all(isinstance(a, dict) for a in args)):
-            raise ValueError(f"{where}: 'args' needs one object per tool ({len(rec['tools'])}), got {len(args)}.")
+        if len(args) != len(rec["tools"]) or not all(isinstance(a, dict) for a in args):
+            raise ValueError(f"{where}: 'args' needs one object per tool ({len(rec['tools'])}), got {len(args)}: "
+                             "the judge plays the labelled calls to build the world a run must end in.")
         setup_tools = rec.get("setup_tools", [])
         if setup_tools and (len(setup_tools) != len(setup) or not all(isinstance(t, list) for t in setup_tools)):
             raise ValueError(f"{where}: 'setup_tools' needs one list of tool names per setup request ({len(setup)}).")

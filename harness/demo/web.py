@@ -4,8 +4,10 @@ Introduced in Chapter 1 as part of the demo world.
 
 The pages live in ``DemoWorld.web`` keyed by URL (``http://docs.example.test/...`` and a small
 JSON API at ``http://api.example.test``); any other URL answers 404, so no request ever leaves
-the machine. ``http_get`` and ``fetch_page_text`` read the same pages differently (raw
-response vs readable text), which is exactly the choice a model gets wrong.
+the machine. A request that would have left it — any POST, any URL the world does not serve — is logged in
+``DemoWorld.requests``, so the judge sees data sent out as a change to the world. ``http_get`` and
+``fetch_page_text`` read the same pages differently (raw response vs readable text), which is exactly
+the choice a model gets wrong.
 """
 from __future__ import annotations
 
@@ -72,12 +74,14 @@ def read_page(html: str) -> _PageReader:
 
 
 def make_tools(world: DemoWorld) -> list[Tool]:
-    def respond(url: str) -> tuple[int, JSONObject | None]:
+    def respond(url: str, method: str = "GET", body: str = "") -> tuple[int, JSONObject | None]:
         url = url.strip()
         if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
             raise ValueError(f"{url!r} is not a URL; URLs start with http:// or https://.")
         key = url if urlsplit(url).path else url + "/"
         page = world.web.get(key)
+        if page is None or method == "POST":  # it would have left the sandbox: the judge sees it
+            world.requests.append({"method": method, "url": url, "body": body})
         return (page.get("status", 200), page) if page else (404, None)
 
     def headers(page: JSONObject | None) -> dict[str, str]:
@@ -108,7 +112,7 @@ def make_tools(world: DemoWorld) -> list[Tool]:
         Args:
             url: Full URL starting with http:// or https://.
         """
-        status, page = respond(url)
+        status, page = respond(url, "HEAD")
         return {"url": url, "status": status, "reason": _REASONS.get(status, ""), "headers": headers(page)}
 
     @tool(domain=DOMAIN, tags={"network", "write"})
@@ -119,7 +123,7 @@ def make_tools(world: DemoWorld) -> list[Tool]:
             url: Full URL of the endpoint.
             body: Request body; sent as JSON when it parses as JSON, else as plain text.
         """
-        _, page = respond(url)
+        _, page = respond(url, "POST", body)
         if page is None:
             return {"url": url, "status": 404, "body": "Not Found"}
         if not url.rstrip("/").endswith("/echo"):

@@ -26,6 +26,8 @@ from harness.core.temp_folders import owned_temp_folder, remove_stale_folders
 from harness.core.json_types import JSONObject
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
+#: How :meth:`DemoWorld.snapshot` shows an empty folder (under its path with a trailing slash).
+EMPTY_FOLDER = "<empty folder>"
 _PREFIX = "demo-world-"
 
 
@@ -73,6 +75,8 @@ class DemoWorld:
         self.reminders = {i: {"id": i, **r} for i, r in enumerate(seed.REMINDERS, 1)}
         self.inbox = {i: {"id": i, **m} for i, m in enumerate(seed.EMAILS, 1)}
         self.sent: list[dict[str, str]] = []
+        # requests that would leave the sandbox: every POST, and every request to a URL the world does not serve
+        self.requests: list[dict[str, str]] = []
         # the CI run that failed this morning (see the inbox): "rerun what failed" works from the start
         self.last_test_run: list[TestOutcome] = testrunner.run(files)
         self._minutes = 0
@@ -87,6 +91,18 @@ class DemoWorld:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def clone(self) -> "DemoWorld":
+        """A new world in a temp sandbox of its own, in exactly this world's state (files and everything in
+        memory): the judge plays a scenario's labelled calls on it to build the world a run must end in."""
+        twin = DemoWorld.__new__(DemoWorld)
+        twin.root = owned_temp_folder(_PREFIX)
+        twin._cleanup = weakref.finalize(twin, shutil.rmtree, str(twin.root), True)
+        shutil.copytree(self.root, twin.root, symlinks=True, dirs_exist_ok=True)
+        for name, value in vars(self).items():
+            if name not in ("root", "_cleanup"):
+                setattr(twin, name, copy.deepcopy(value))
+        return twin
 
     # --- seeding ------------------------------------------------------------------------
 
@@ -163,6 +179,8 @@ class DemoWorld:
         files: Files = {}
         for folder, dirs, names in os.walk(self.root):
             dirs.sort()
+            if not names and not dirs and Path(folder) != self.root:
+                files[self.rel(Path(folder)) + "/"] = EMPTY_FOLDER  # an empty folder is a change too
             for name in sorted(names) + [d for d in dirs if Path(folder, d).is_symlink()]:
                 p = Path(folder, name)
                 files[self.rel(p)] = f"-> {os.readlink(p)}" if p.is_symlink() else p.read_bytes().decode("utf-8", "replace")

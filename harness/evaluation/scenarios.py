@@ -28,6 +28,7 @@ Scenario sets (:func:`harness.demo.load_scenarios`): ``"dev"`` is what choices a
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 from dataclasses import dataclass
@@ -35,9 +36,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.selection.agent import Deferral, RunResult, arun, as_selector
 from harness.selection.catalog import ToolCatalog
-from harness.demo import DemoWorld, demo_tools, world_of, world_state
+from harness.demo import DemoWorld, demo_tools, world_of
 from harness.demo.labels import Scenario
-from harness.demo.effects import Served, State, failed_checks
+from harness.demo.effects import Served, failed_checks
+from harness.core.json_types import JSONObject
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.selection.queries import QueryFn
 from harness.selection.ranking import DEFAULT_K, Selector
@@ -167,37 +169,48 @@ def tools_right(scenario: Scenario, result: RunResult, catalog: Tools) -> bool:
 
 
 def served(results: Iterable[RunResult]) -> list[Served]:
-    """The successful tool calls of ``results`` as (arguments, result) texts: what the run was shown.
-
-    Discovery tools are left out: a listing of tool descriptions shows nothing of the world.
-    """
+    """Every tool call of ``results`` in order, as (tool, arguments, result, worked) texts: what the run was
+    shown, and what it gave to tools itself (the judge grounds an answer's values in the first, never the second)."""
     out: list[Served] = []
     for r in results:
         for ev in r.turns:
-            discovery = {t.name for t in ev.tools if "discovery" in t.tags}
-            done = {x.tool_use_id: x for x in ev.results if not x.is_error}
-            out += [(json.dumps(c.input, ensure_ascii=False), done[c.id].content) for c in ev.response.tool_calls
-                    if c.id in done and c.name not in discovery]
+            done = {x.tool_use_id: x for x in ev.results}
+            for c in ev.response.tool_calls:
+                result = done.get(c.id)
+                out.append((c.name, json.dumps(c.input, ensure_ascii=False), result.content if result else "",
+                            result is not None and not result.is_error))
     return out
 
 
+def labelled_calls(scenario: Scenario) -> list[tuple[str, JSONObject]]:
+    """The calls that do the scenario's (last) request, as labelled: its ``tools`` with their ``args``."""
+    return list(zip(scenario.tools, scenario.args))
+
+
+def sources(scenario: Scenario) -> set[str]:
+    """The tools whose results may ground what the user is told: the request's labelled tools and those of
+    a conversation's earlier turns."""
+    return {*scenario.tools, *(t for turn in getattr(scenario, "setup_tools", ()) for t in turn)}
+
+
 def judge(scenario: Scenario, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
-          before: State | None = None, answer: str | None = None, shown: Sequence[Served] | None = None) -> bool:
+          start: DemoWorld | None = None, answer: str | None = None, shown: Sequence[Served] | None = None) -> bool:
     """Did the run do what the scenario asked, and nothing else? Judged on the world's state afterwards.
 
     ``world`` is the demo world the tools act on (found from ``catalog``'s tools when None);
-    ``before`` its state before the judged request (a fresh world's when None); ``answer`` what
-    the user was told (the run's final text when None); ``shown`` the tool results the run was
-    served (``result``'s when None). A scenario without ``checks`` (a hand-made one over tools
-    that are not the demo world's) falls back to :func:`tools_right`.
+    ``start`` a copy of it as the judged request found it (a fresh world when None); ``answer`` what
+    the user was told (the run's final text when None); ``shown`` the run's calls (``result``'s when
+    None). A scenario without ``checks`` (a hand-made one over tools that are not the demo world's)
+    falls back to :func:`tools_right`.
     """
-    return not judgement(scenario, result, catalog, world=world, before=before, answer=answer, shown=shown)[1]
+    return not judgement(scenario, result, catalog, world=world, start=start, answer=answer, shown=shown)[1]
 
 
 def judgement(scenario: Scenario, result: RunResult, catalog: Tools, *, world: DemoWorld | None = None,
-              before: State | None = None, answer: str | None = None,
+              start: DemoWorld | None = None, answer: str | None = None,
               shown: Sequence[Served] | None = None) -> tuple[bool, tuple[str, ...]]:
-    """``(tools_right, failures)``: the names-in-order judgement and the checks that did not hold."""
+    """``(tools_right, failures)``: the names-in-order judgement and why the effects fall short
+    (:func:`harness.demo.effects.failed_checks`: the world against the labelled calls' world, and the checks)."""
     names = tools_right(scenario, result, catalog)
     checks = getattr(scenario, "checks", ())
     if not checks:
@@ -206,11 +219,10 @@ def judgement(scenario: Scenario, result: RunResult, catalog: Tools, *, world: D
     if world is None:
         raise ValueError(f"Scenario {scenario.id!r} is judged on the demo world's state, but none of its tools "
                          "acts on a DemoWorld; build the catalog from harness.demo.demo_tools(world).")
-    if before is None:
-        with DemoWorld() as fresh:
-            before = world_state(fresh)
     said = result.final_text if answer is None else answer
-    return names, tuple(failed_checks(checks, world, before, said, served([result]) if shown is None else shown))
+    calls = served([result]) if shown is None else shown
+    with (DemoWorld() if start is None else contextlib.nullcontext(start)) as first:
+        return names, tuple(failed_checks(checks, world, first, labelled_calls(scenario), said, calls, sources(scenario)))
 
 
 async def run_scenario(provider: Provider, selector: Tools, scenario: Scenario, *, world: DemoWorld | None = None,
@@ -221,22 +233,26 @@ async def run_scenario(provider: Provider, selector: Tools, scenario: Scenario, 
     judged on the last request's run; effects on the world (``world``: the demo world the tools
     act on, found from ``selector``'s tools when None) — the user was told, and shown, every
     run's output. A conversation's earlier turns are part of its task (their tools are labelled),
-    so its world is compared from before the first; a pivot's earlier requests are its past
-    (unlabelled), so its world is compared from where they left it.
+    so its world is judged from before the first; a pivot's earlier requests are its past
+    (unlabelled), so its world is judged from where they left it.
     """
     world = world if world is not None else world_of(as_selector(selector).tools)
     part_of_task = bool(getattr(scenario, "setup_tools", ()))
-    before = world_state(world) if world is not None and part_of_task else None
-    transcript = Transcript()
-    setup = []
-    for earlier in getattr(scenario, "setup", ()):
-        setup.append(await arun(provider, selector, earlier, transcript=transcript, **loop))
-    if world is not None and not part_of_task:
-        before = world_state(world)
-    result = await arun(provider, selector, scenario.request, transcript=transcript, **loop)
-    answer = "\n".join(r.final_text for r in (*setup, result))
-    names, failures = judgement(scenario, result, selector, world=world, before=before, answer=answer,
-                                shown=served([*setup, result]))
+    start = world.clone() if world is not None and part_of_task else None
+    try:
+        transcript = Transcript()
+        setup = []
+        for earlier in getattr(scenario, "setup", ()):
+            setup.append(await arun(provider, selector, earlier, transcript=transcript, **loop))
+        if world is not None and not part_of_task:
+            start = world.clone()
+        result = await arun(provider, selector, scenario.request, transcript=transcript, **loop)
+        answer = "\n".join(r.final_text for r in (*setup, result))
+        names, failures = judgement(scenario, result, selector, world=world, start=start, answer=answer,
+                                    shown=served([*setup, result]))
+    finally:
+        if start is not None:
+            start.close()
     success = names if not getattr(scenario, "checks", ()) else not failures
     return ScenarioRun(scenario, result, success, names, failures, tuple(setup))
 

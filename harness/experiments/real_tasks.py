@@ -20,7 +20,7 @@ seconds, and a run that never stops pays every turn; six turns fit every scenari
 by it — a stated handicap, counted in "never stopped".
 
 Why a configuration may end in :data:`GUARDED`: the real model's runs made one call again and again to
-the turn limit, so the loop guard (:func:`harness.selection.agent.arun`'s ``answer_on_repeat``) is measured
+the turn limit, so the loop guard (:func:`harness.selection.agent.arun`'s ``on_repeat="answer"``) is measured
 beside the plain loop on the same scenarios — a lever, not a default of the package.
 
 Rebuild the committed rows (appends each scenario's row as it finishes and resumes by skipping rows
@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import statistics
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -54,7 +56,9 @@ from harness.evaluation.scenarios import ScenarioRun, failure_kind, fresh_demo_c
 from harness.experiments import run_file
 from harness.experiments.real_steps import SPLITS
 from harness.mcp.deferral import loading_strategies
-from harness.providers.base import Provider
+from harness.core.messages import Message, TextBlock, ToolCall, Transcript
+from harness.core.tools import Tool
+from harness.providers.base import ModelTurn, Provider, Usage
 from harness.providers.local_llama import CALL_OPEN, CALL_TOKEN
 
 if TYPE_CHECKING:
@@ -79,11 +83,12 @@ WALL_TIME = ("the 39 single-request tasks (26 development, 13 held-out), six tur
              "deferred search 28 minutes (up to 13 minutes a pivot) and with "
              "all tools 27 minutes; the 18 development ones with deferred search 35 minutes (up to 13 a pivot; "
              "its first pivot on one server thread, after a restart) and with all tools 25 minutes (up to 4)")
-#: The three ways of loading tools Chapter 5 compares, in the order they are run (the default first).
-_ALL, _TOP_K, _SEARCH = loading_strategies()
-CONFIGS = (_TOP_K, _SEARCH, _ALL)
+#: The four ways of loading tools, in the order they are run (the default first; deferred search last, since it
+#: asks the most of a small model).
+_ALL, _TOP_K, _SEARCH, _TOP_K_SEARCH = loading_strategies()
+CONFIGS = (_TOP_K, _ALL, _TOP_K_SEARCH, _SEARCH)
 #: A configuration named with this suffix runs with the loop guard (:func:`harness.selection.agent.arun`'s
-#: ``answer_on_repeat``): not a default of the package, a lever measured beside the plain loop.
+#: ``on_repeat="answer"``): not a default of the package, a lever measured beside the plain loop.
 GUARDED = " + loop guard"
 TASK_FAILURES = ("tool not shown", "wrong tool", "argument content", "answer content", "stopped early", "never stopped")
 _KINDS = {"t": "tool", "s": "system", "m": "message"}
@@ -131,6 +136,10 @@ class TaskRow:
     answer: str
     seconds: float
     prompts: list[list[list[Any]]] = field(repr=False)  # Any: [kind initial, key, tokens] per block
+    model: str = ""  # the model's label; "" on rows written before rows named it (the 0.5B's)
+    model_sha256: str = ""  # the model file's sha256, as pinned
+    trace: list[list[Any]] | None = field(default=None, repr=False)  # Any: every model turn, see Trace
+
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -153,13 +162,56 @@ def _blocks(prompts: Sequence[Prompt]) -> list[list[list[Any]]]:  # Any: as Task
     return [[[b.kind[0], b.key, b.tokens] for b in p.blocks] for p in prompts]
 
 
+class TraceRecorder:
+    """A provider that passes every request on and keeps each model turn whole: its stop reason, text,
+    calls (id, name, arguments), whether a call was read from text, and the names of the tools shown.
+
+    A row's trace is what makes it re-judgeable: :class:`Replay` feeds the same turns back through the
+    same loop on a fresh world, so a new judge gives its verdict without the model (and checks that the
+    loop showed the same tools at every turn, so the replay is the run).
+    """
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+        self.name = getattr(provider, "name", "provider")
+        self.turns: list[list[Any]] = []  # Any: [stop, text, [[id, name, arguments]], from_text, shown names]
+
+    async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
+        turn = await self.provider.complete(system=system, transcript=transcript, tools=tools, max_tokens=max_tokens)
+        self.turns.append([turn.stop_reason, turn.message.text, [[c.id, c.name, c.input] for c in turn.message.tool_calls],
+                           turn.from_text, [t.name for t in tools]])
+        return turn
+
+
+class ReplayMismatch(RuntimeError):
+    """A replayed run showed the model other tools than the recorded run did: the replay is not the run."""
+
+
+class Replay:
+    """A provider that gives back a recorded trace's turns in order, checking each turn's shown tools."""
+
+    def __init__(self, trace: Sequence[Sequence[Any]], name: str = "replay") -> None:  # Any: TraceRecorder.turns
+        self.trace, self.name, self.at = list(trace), name, 0
+
+    async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
+        if self.at >= len(self.trace):
+            raise ReplayMismatch(f"the loop asked for turn {self.at + 1}; the trace has {len(self.trace)}")
+        stop, text, calls, from_text, shown = self.trace[self.at]
+        self.at += 1
+        if [t.name for t in tools] != list(shown):
+            raise ReplayMismatch(f"turn {self.at} showed {[t.name for t in tools][:5]}…, the run showed {list(shown)[:5]}…")
+        blocks: list[TextBlock | ToolCall] = ([TextBlock(text)] if text else []) + [ToolCall(i, n, dict(a)) for i, n, a in calls]
+        return ModelTurn(Message("assistant", blocks), stop, Usage(), self.name, bool(from_text))
+
+
 def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float,
-           max_turns: int = MAX_TURNS) -> TaskRow:
+           max_turns: int = MAX_TURNS, *, model: str = "", model_sha256: str = "",
+           trace: list[list[Any]] | None = None) -> TaskRow:
     """The committed line for one judged run."""
     return TaskRow(config, split, run.scenario.id, run.scenario.kind, max_turns, run.success, run.tools_right,
                    task_failure(run), list(run.failures), run.result.stopped, [r.stopped for r in run.setup_results],
-                   run.turns, [[n, a, ok] for n, a, ok in run.result.calls()], run.result.final_text[:400],
-                   round(seconds, 2), _blocks(prompts))
+                   run.turns, [[n, a, ok] for n, a, ok in run.result.calls()], run.result.final_text,
+                   round(seconds, 2), _blocks(prompts), model, model_sha256, trace)
 
 
 def loop_options(config: str) -> dict[str, Any]:  # Any: the agent loop's keyword options
@@ -170,14 +222,39 @@ def loop_options(config: str) -> dict[str, Any]:  # Any: the agent loop's keywor
     if base not in strategies:
         raise ValueError(f"No way of loading tools is called {config!r}; choose from: {', '.join(strategies)} "
                          f"(each may end in {GUARDED.strip()!r}).")
-    return {**strategies[base], **({"answer_on_repeat": True} if base != config else {})}
+    return {**strategies[base], **({"on_repeat": "answer"} if base != config else {})}
 
 
 async def task_row(provider: Provider, config: str, split: str, scenario: Scenario, max_turns: int = MAX_TURNS) -> TaskRow:
-    """Run one scenario under one configuration, on a fresh demo world and a cold cache, and judge it."""
+    """Run one scenario under one configuration, on a fresh demo world and a cold cache, and judge it; the row
+    names the model (its label and, for a local model, its file's sha256) and keeps every turn (its trace)."""
     started = time.perf_counter()
-    (priced,) = await run_recorded(provider, fresh_demo_catalog, [scenario], **loop_options(config), max_turns=max_turns)
-    return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started, max_turns)
+    recorder = TraceRecorder(provider)
+    (priced,) = await run_recorded(recorder, fresh_demo_catalog, [scenario], **loop_options(config), max_turns=max_turns)
+    return row_of(config, split, priced.run, priced.prompts, time.perf_counter() - started, max_turns,
+                  model=getattr(provider, "model", "") or getattr(provider, "name", ""),
+                  model_sha256=getattr(provider, "sha256", ""), trace=recorder.turns)
+
+
+async def rejudged(row: TaskRow) -> TaskRow:
+    """``row`` judged again by today's judge: its trace replayed through the same loop on a fresh world.
+
+    The replay must make the recorded calls with the recorded outcomes (name, arguments, succeeded) and
+    show the recorded tools at every turn; otherwise :class:`ReplayMismatch`. Seconds, prompts, model and
+    trace stay the row's own.
+    """
+    if row.trace is None:
+        raise ValueError(f"The row {row.key} has no trace to replay (written before rows kept one).")
+    scenario = next((s for s in load_scenarios(row.split) if s.id == row.scenario), None)
+    if scenario is None:
+        raise ValueError(f"There is no scenario {row.scenario!r} in {row.split!r} any more.")
+    replay = Replay(row.trace)
+    (priced,) = await run_recorded(replay, fresh_demo_catalog, [scenario], **loop_options(row.config), max_turns=row.max_turns)
+    again = row_of(row.config, row.split, priced.run, row.prompt_list(), row.seconds, row.max_turns,
+                   model=row.model, model_sha256=row.model_sha256, trace=row.trace)
+    if again.calls != json.loads(json.dumps(row.calls)) or replay.at != len(row.trace):
+        raise ReplayMismatch(f"{row.key}: the replay made other calls than the run")
+    return replace(again, prompts=row.prompts)
 
 
 def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
@@ -195,7 +272,7 @@ def chosen(split: str, kinds: Sequence[str] | None = None, limit: int | None = N
     return [s for s in load_scenarios(split) if kinds is None or s.kind in kinds][:limit]
 
 
-async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] = CONFIGS, *,
+async def run_tasks(provider: Provider | Sequence[Provider], out: str | Path, configs: Sequence[str] = CONFIGS, *,
                     splits: Sequence[str] = SPLITS, kinds: Sequence[str] | None = None, limit: int | None = None,
                     log: Callable[[str], None] = print) -> int:
     """Run every scenario of every configuration not yet in ``out``; append each row as it finishes. Returns rows added.
@@ -205,24 +282,32 @@ async def run_tasks(provider: Provider, out: str | Path, configs: Sequence[str] 
 
     Each scenario runs as :func:`task_row` runs it; ``kinds`` keeps only scenarios of those kinds (``task``: one
     request each, the cheapest), and ``limit`` runs only the first scenarios of each split (a smoke test).
+    Given several providers (servers of one model), each takes the next scenario as it finishes one.
     """
+    providers = [provider] if isinstance(provider, Provider) else list(provider)
     for config in configs:
         loop_options(config)  # an unknown name fails before any run
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     run_file.trim_partial_line(out)
     done = {r.key for r in read_rows(out)}
+    todo = [(split, config, s) for split in splits for config in configs
+            for s in chosen(split, kinds, limit) if (config, split, s.id) not in done]
+    log(f"{len(todo)} runs to do on {len(providers)} server(s)")
+    queue = list(reversed(todo))
     added = 0
-    for split, config in ((split, config) for split in splits for config in configs):
-        todo = [s for s in chosen(split, kinds, limit) if (config, split, s.id) not in done]
-        if todo:
-            log(f"{config}, {split}: {len(todo)} scenarios to run")
-        for i, scenario in enumerate(todo, 1):
-            row = await task_row(provider, config, split, scenario)
+
+    async def worker(model: Provider) -> None:
+        nonlocal added
+        while queue:
+            split, config, scenario = queue.pop()
+            row = await task_row(model, config, split, scenario)
             run_file.append_row(out, row)
             added += 1
-            log(f"{config}, {split}: {i}/{len(todo)} {scenario.id} {'ok' if row.success else row.failure} "
+            log(f"{config}, {split}: {added}/{len(todo)} {scenario.id} {'ok' if row.success else row.failure} "
                 f"({row.turns} turns, {row.stopped}) {row.seconds:.0f} s")
+
+    await asyncio.gather(*(worker(m) for m in providers))
     return added
 
 
@@ -320,14 +405,25 @@ def report(rows: Sequence[TaskRow]) -> str:
     return "\n".join(lines)
 
 
+async def _rejudge_all(rows: Sequence[TaskRow]) -> list[TaskRow]:
+    return [await rejudged(r) for r in rows]
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of :func:`main` (each run in :data:`COMMAND` is one of its invocations)."""
+    from harness.providers.local_llama import DEFAULT_MODEL, MODELS
+
     parser = run_file.run_parser("Whole tasks on the local real model, judged on effects (Chapter 5c).",
                                  configs=list(CONFIGS), configs_help=f"ways of loading tools (default: {', '.join(CONFIGS)}); "
                                                                      f"a name ending in {GUARDED.strip()!r} runs with the loop guard",
                                  limit_help="scenarios per split (a smoke test)")
     parser.add_argument("--kinds", nargs="+", choices=SCENARIO_KINDS, default=None,
                         help="only scenarios of these kinds (default: every kind)")
+    parser.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL, help="which installed model runs the tasks")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="llama-servers run side by side, each on its own scenarios (--threads each)")
+    parser.add_argument("--rejudge", action="store_true",
+                        help="judge every row of --out again by replaying its trace, rewrite the file, run nothing")
     return parser
 
 
@@ -340,16 +436,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     if options.report:
         print(report(read_rows(options.out)))
         return
+    if options.rejudge:
+        rows = read_rows(options.out)
+        again = asyncio.run(_rejudge_all(rows))
+        Path(options.out).write_text("".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in again), encoding="utf-8")
+        changed = sum((a.success, a.failures) != (b.success, b.failures) for a, b in zip(rows, again))
+        print(f"{len(rows)} rows judged again: {changed} verdicts or failure lists changed", flush=True)
+        return
     started = time.perf_counter()
 
     def say(line: str) -> None:  # flushed at once: a background run's log shows its progress
         print(line, flush=True)
 
     async def run_all() -> int:
-        # The server is closed inside the event loop: on SIGTERM the loop cancels this task, the server
-        # stops, and the thread waiting on its answer returns, so asyncio's shutdown need not wait for it.
-        with LocalLlamaProvider(threads=options.threads, max_tokens=MAX_TOKENS) as provider:
-            return await run_tasks(provider, options.out, options.configs, splits=options.splits, kinds=options.kinds,
+        # The servers are closed inside the event loop: on SIGTERM the loop cancels this task, the servers
+        # stop, and the threads waiting on their answers return, so asyncio's shutdown need not wait for them.
+        with contextlib.ExitStack() as stack:
+            models = [stack.enter_context(LocalLlamaProvider(model=options.model, threads=options.threads, max_tokens=MAX_TOKENS))
+                      for _ in range(max(1, options.servers))]
+            return await run_tasks(models, options.out, options.configs, splits=options.splits, kinds=options.kinds,
                                    limit=options.limit, log=say)
 
     try:

@@ -123,13 +123,20 @@ def _deferred_search(catalog: ToolCatalog, keep_loaded: bool = True) -> Deferral
                     known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
 
 
+def _search_beside(catalog: ToolCatalog) -> Deferral:
+    search = ToolSearch([], catalog.tools)
+    return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn)
+
+
 def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:
     """Every tool on every turn (in one fixed order); BM25's top ``k`` per turn (the transcript
     query, :data:`harness.selection.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
-    with found tools kept loaded for the session."""
+    with found tools kept loaded for the session; and the top ``k`` with ``search_tools`` pinned beside them
+    (Chapter 4's ranked discovery tool: what it finds is callable for the session)."""
     k = DEFAULT_K if k is None else k
     return {
         "all tools": {"selector": _nothing_per_turn, "deferral": _every_tool},
         f"per-turn top-{k}": {"selector": lambda c: Selector.over(c, k=k)},
         "deferred search, keep loaded": {"selector": _nothing_per_turn, "deferral": _deferred_search},
+        f"per-turn top-{k} + search_tools": {"selector": lambda c: Selector.over(c, k=k), "deferral": _search_beside},
     }

