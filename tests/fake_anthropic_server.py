@@ -183,8 +183,16 @@ def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
     server_tools = [t for t in tools if isinstance(t, dict) and t.get("type", "custom") != "custom"]
     custom = [t for t in tools if not (isinstance(t, dict) and t.get("type", "custom") != "custom")]
     deferred = [t for t in custom if isinstance(t, dict) and t.get("defer_loading")]
-    if deferred and not any(str(t.get("type", "")).startswith("tool_search_tool") for t in server_tools):
-        raise RequestError("tools: deferred tools (defer_loading: true) need a tool search tool in the request")
+    references = {c.get("tool_name") for m in messages for b in _blocks(m) if b.get("type") == "tool_result"
+                  and isinstance(b.get("content"), list) for c in b["content"] if c.get("type") == "tool_reference"}
+    searched = any(str(t.get("type", "")).startswith("tool_search_tool") for t in server_tools)
+    unreferenced = [t["name"] for t in deferred if t.get("name") not in references]
+    if unreferenced and not searched:
+        raise RequestError("tools: deferred tools (defer_loading: true) need a tool search tool in the request, or a "
+                           f"tool_reference in a tool result (custom tool search): {', '.join(unreferenced)}")
+    if references - {t.get("name") for t in deferred}:
+        raise RequestError("tool_reference names a tool not defined with defer_loading: true: "
+                           + ", ".join(sorted(str(r) for r in references - {t.get("name") for t in deferred})))
     if deferred and len(deferred) == len(tools):
         raise RequestError("tools: at least one tool must not be deferred")
     for t in server_tools:

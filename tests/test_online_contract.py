@@ -298,3 +298,25 @@ def test_a_failed_server_side_search_is_recorded_and_the_answer_kept(tmp_path):
 def test_a_server_side_search_run_out_of_turns_says_so(tmp_path):
     result, requests = search_session(tmp_path, [([CALL], "tool_use"), ([{**CALL, "id": "toolu_02"}], "tool_use")], max_turns=2)
     assert result.stopped == "max_turns" and len(result.calls) == 2 and len(requests) == 2
+
+
+def test_a_found_tool_is_sent_deferred_and_referenced_where_the_search_found_it():
+    """The package's deferred loop through Claude: search_tools finds save_note; the tools block keeps search_tools
+    first and sends save_note with defer_loading; the search's tool_result carries its tool_reference, so the API
+    expands the definition there and the cached prefix survives (Anthropic's custom tool search)."""
+    from harness.selection.discovery import ToolSearch
+
+    search = ToolSearch([], [save_note, word_count])
+    with FakeAnthropicServer(api_key=KEY) as server:
+        server.reply_next([{"type": "tool_use", "id": "toolu_s", "name": "search_tools", "input": {"query": "save a note"}}],
+                          "tool_use")
+        server.reply_next([{"type": "tool_use", "id": "toolu_n", "name": "save_note", "input": {"title": "plan"}}], "tool_use")
+        result = run(arun(make(server), catalog(), "Save a note called plan", deferral=search.deferral()))
+        second, third = server.requests[1].body, server.requests[2].body
+    assert CALLS == ["plan"] and result.stopped == "end_turn"
+    prefix = lambda body: [t for t in body["tools"] if not t.get("defer_loading")]
+    assert [t["name"] for t in prefix(second)] == ["search_tools"] == [t["name"] for t in prefix(third)]
+    assert "save_note" in {t["name"] for t in second["tools"] if t.get("defer_loading")}
+    refs = [c for c in second["messages"][-1]["content"][0]["content"] if c["type"] == "tool_reference"]
+    assert "save_note" in [r["tool_name"] for r in refs]
+    assert second["messages"] == third["messages"][:len(second["messages"])], "the conversation only grows"

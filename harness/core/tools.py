@@ -36,6 +36,10 @@ class Tool:
     fn: Callable[..., JSON] | None = field(default=None, compare=False, repr=False)
     tags: frozenset[str] = frozenset()
     domain: str = ""
+    #: Where a definition a search found sits: after this many messages of the conversation (the search result
+    #: that found it) rather than in the tools block, so the prompt before it stays a cacheable prefix
+    #: (Anthropic's ``tool_reference``); None — the tools block. Set by the agent loop, read by providers.
+    found_after: int | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.name or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):

@@ -78,13 +78,16 @@ class Prompt:
 
 
 def prompt_of(tools: Sequence[Tool], system: str, transcript: Transcript, encoding: str = DEFAULT_ENCODING) -> Prompt:
-    """The blocks of one request: each tool definition, the system prompt, each message — in that order."""
-    blocks = [Block("tool", _digest(definition_json(t)), tool_tokens(t, encoding)) for t in tools]
+    """The blocks of one request: each tool definition, the system prompt, each message — in that order, with a
+    definition a search found (:attr:`~harness.core.tools.Tool.found_after`) right after the message that found it."""
+    tool = lambda t: Block("tool", _digest(definition_json(t)), tool_tokens(t, encoding))
+    blocks = [tool(t) for t in tools if t.found_after is None]
     if system:
         blocks.append(Block("system", _digest(system), count_text(system, encoding)))
-    for m in transcript.messages:
+    for i, m in enumerate(transcript.messages, 1):
         text = json.dumps(m.to_api(), ensure_ascii=False)
         blocks.append(Block("message", _digest(text), count_text(text, encoding)))
+        blocks += [tool(t) for t in tools if t.found_after == i]
     return Prompt(tuple(blocks))
 
 

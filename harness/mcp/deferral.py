@@ -119,13 +119,11 @@ def _every_tool(catalog: ToolCatalog) -> Deferral:
 
 def _deferred_search(catalog: ToolCatalog, keep_loaded: bool = True) -> Deferral:
     search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
-    return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn,
-                    known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
+    return search.deferral(known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
 
 
 def _search_beside(catalog: ToolCatalog) -> Deferral:
-    search = ToolSearch([], catalog.tools)
-    return Deferral(extra_tools=search.tools_for_turn, on_finish=search.end_turn)
+    return ToolSearch([], catalog.tools).deferral()
 
 
 def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:

@@ -35,6 +35,7 @@ How it is built, and why:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -159,6 +160,26 @@ def _tool_use_problem(block: JSONObject) -> str | None:
     return None
 
 
+def _with_references(messages: list[JSONObject], tools: Sequence[Tool]) -> list[JSONObject]:
+    """``messages`` with a ``tool_reference`` block for each found tool, in the tool result that found it (Anthropic's
+    custom tool search: a normal ``tool_result`` naming tools that are sent with ``defer_loading``). Of several results
+    in that message, the one whose text names the tool; else the first."""
+    out = list(messages)
+    for t in tools:
+        at = (t.found_after or 0) - 1
+        if not 0 <= at < len(out) or not isinstance(out[at].get("content"), list):
+            continue
+        blocks = list(out[at]["content"])
+        results = [j for j, b in enumerate(blocks) if b.get("type") == "tool_result"]
+        naming = [j for j in results if f'"{t.name}"' in json.dumps(blocks[j].get("content"))]
+        for j in (naming or results)[:1]:
+            content = blocks[j].get("content")
+            content = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+            blocks[j] = {**blocks[j], "content": [*content, {"type": "tool_reference", "tool_name": t.name}]}
+        out[at] = {**out[at], "content": blocks}
+    return out
+
+
 class AnthropicProvider:
     """Claude through the Anthropic Messages API; see the module docstring for the design."""
 
@@ -272,11 +293,13 @@ class AnthropicProvider:
     def _request(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> JSONObject:
         if not len(transcript):
             raise ValueError("The transcript is empty: add a user message before calling the model.")
-        request: JSONObject = {"model": self.model, "messages": transcript.to_api()}
+        request: JSONObject = {"model": self.model, "messages": _with_references(transcript.to_api(), tools)}
         if system:
             request["system"] = system
         if tools:
-            request["tools"] = [t.to_api() for t in tools]
+            # A tool a search found is sent deferred and named by a tool_reference in the result that found it: the
+            # API expands its definition there, so the tools block — the start of the cached prefix — never changes.
+            request["tools"] = [t.to_api() | ({"defer_loading": True} if t.found_after is not None else {}) for t in tools]
         elif called := list(dict.fromkeys(c.name for c in transcript.tool_calls())):
             # No tools on offer, but the API refuses tool blocks in a request that defines none: the tools the
             # conversation called are named, bare, and none may be used (how the loop guard asks for an answer).

@@ -26,10 +26,11 @@ measures each): a small model often makes its last call again, unchanged, until 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Iterable, Sequence, Union
 
 from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import Deferral, found_in
 from harness.core.json_types import JSONObject
 from harness.core.messages import Message, ToolResult, Transcript
 from harness.providers.base import Provider, Usage, stop_outcome, unrun_results
@@ -94,24 +95,6 @@ class RunResult:
 EventHook = Callable[[TurnEvent], Union[None, Awaitable[None]]]
 
 
-@dataclass(frozen=True)
-class Deferral:
-    """Tools that exist beyond the selector's and how they reach the model (Chapter 5's deferred MCP tools).
-
-    ``extra_tools`` is asked every turn for tools that became available during the run (those a
-    search activated). ``known`` names tools that exist but may not be loaded, so a call to one
-    says so, followed by ``hint`` (how to load it). ``all_tools_tokens`` is what showing every
-    tool would cost, for the events' comparison (by default the selector's tools and pins).
-    ``on_finish`` runs when the user's turn ends — to unload what a search found, say.
-    """
-
-    extra_tools: Callable[[], Sequence[Tool]] | None = None
-    known: Iterable[str] = ()
-    hint: str | None = None
-    all_tools_tokens: int | None = None
-    on_finish: Callable[[], None] | None = None
-
-
 def same_calls(a: Message, b: Message) -> bool:
     """Whether ``a`` makes exactly ``b``'s tool calls (names and arguments, in order), and some."""
     return bool(a.tool_calls) and [(c.name, c.input) for c in a.tool_calls] == [(c.name, c.input) for c in b.tool_calls]
@@ -168,8 +151,11 @@ async def arun(
             query = query_fn(transcript)
             ranked = selector.ranked(query)
             shown: dict[str, Tool] = {}
-            for t in [r.tool for r in ranked] + list(deferral.extra_tools() if deferral.extra_tools else []):
+            for t in [r.tool for r in ranked]:
                 shown.setdefault(t.name, t)
+            found = found_in(transcript.messages)  # a found tool's definition sits after the result that found it
+            for t in deferral.extra_tools() if deferral.extra_tools else []:
+                shown.setdefault(t.name, replace(t, found_after=found[t.name]) if t.name in found else t)
             tools = list(shown.values())
             registry = ToolRegistry(tools, known=known, unloaded_hint=hint, timeout=tool_timeout)
             snapshot = accountant.snapshot(tools, transcript, system)

@@ -18,9 +18,11 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from typing import Callable, Optional, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Sequence
 
 from harness.core.json_types import JSONObject
+from harness.core.messages import Message, ToolResult
 from harness.selection.catalog import ToolCatalog
 from harness.selection.ranking import Ranker, Selector
 from harness.core.safe_text import shown
@@ -126,6 +128,49 @@ def match_entry(t: Tool) -> JSONObject:
 
 #: What a result with matches tells the model by default (found tools become callable).
 FOUND_NOTE = "These tools are now loaded: call them by name."
+
+
+def listed(result: str) -> list[str]:
+    """The names a ``search_tools`` result lists as matches (none when ``result`` is not one)."""
+    if not result.startswith('{"matches"'):
+        return []
+    try:
+        payload = json.loads(result)
+    except ValueError:
+        return []
+    matches = payload.get("matches") if isinstance(payload, dict) else None
+    return [m["name"] for m in matches if isinstance(m, dict) and isinstance(m.get("name"), str)] if isinstance(matches, list) else []
+
+
+def found_in(messages: Sequence[Message]) -> dict[str, int]:
+    """Each tool a search result in ``messages`` listed, and how many messages run up to the first result that
+    listed it: where its definition sits when found tools are placed after the conversation, as Anthropic's
+    ``tool_reference`` and OpenAI's ``tool_search_output`` place them (the prompt before stays a cacheable prefix)."""
+    out: dict[str, int] = {}
+    for i, m in enumerate(messages, 1):
+        for block in m.content:
+            if isinstance(block, ToolResult) and not block.is_error:
+                for name in listed(block.content):
+                    out.setdefault(name, i)
+    return out
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """Tools that exist beyond the selector's and how they reach the model (Chapter 5's deferred MCP tools).
+
+    ``extra_tools`` is asked every turn for tools that became available during the run (those a
+    search activated). ``known`` names tools that exist but may not be loaded, so a call to one
+    says so, followed by ``hint`` (how to load it). ``all_tools_tokens`` is what showing every
+    tool would cost, for the events' comparison (by default the selector's tools and pins).
+    ``on_finish`` runs when the user's turn ends — to unload what a search found, say.
+    """
+
+    extra_tools: Callable[[], Sequence[Tool]] | None = None
+    known: Iterable[str] = ()
+    hint: str | None = None
+    all_tools_tokens: int | None = None
+    on_finish: Callable[[], None] | None = None
 
 
 def _checked_limit(limit: object) -> int:
@@ -241,6 +286,12 @@ class ToolSearch:
         """What to show the model now: always-loaded tools, activated ones, and ``search_tools`` if anything is deferred."""
         pinned = [self.tool] if self._deferred else []
         return self.loaded + self.activated + pinned
+
+    def deferral(self, *, known: Iterable[str] = (), hint: str | None = None) -> Deferral:
+        """This search in the agent loop (:func:`harness.selection.agent.arun`'s ``deferral``): its tools each turn,
+        its found tools unloaded when a turn ends (unless kept loaded). ``known`` names tools that exist but are not
+        loaded, so a call to one says so, followed by ``hint``."""
+        return Deferral(extra_tools=self.tools_for_turn, on_finish=self.end_turn, known=known, hint=hint)
 
     def end_turn(self) -> None:
         """Called when a user turn ends: unloads discoveries unless ``keep_loaded``."""
