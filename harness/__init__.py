@@ -1,23 +1,21 @@
-"""harness: the small tool-selection library this workbook builds, chapter by chapter, in folders by layer.
+"""harness: a small tool-selection library — the one the workbook builds, chapter by chapter — for your own agents.
 
-* Chapter 0 — ``core/`` (tools, registry, messages, tokens, text, rates) and ``providers/`` (the offline
-  stand-in, Anthropic, the local model): :class:`Tool`, :func:`tool`, :class:`ToolRegistry`,
-  :class:`Transcript`, :class:`ContextAccountant`, :func:`default_provider`, :class:`OfflineModel`.
-* Chapter 1 — ``demo/`` (the demo tool world) and ``evaluation/`` (the tool cliff): :class:`DemoWorld`,
-  :func:`demo_tools`, :func:`bootstrap_interval` and :func:`paired_difference_interval` for every rate.
-* Chapter 2 — ``selection/``: the BM25 :class:`ToolCatalog`, the :class:`Ranker` contract, the :class:`Selector`.
-* Chapter 3 — ``selection/``: queries from the transcript and the per-turn loop, :func:`arun`; ``demo/`` and
-  ``evaluation/``: :func:`load_scenarios`, :func:`run_scenarios` (task success).
-* Chapter 4 — ``selection/``: the pinned discovery tool and :class:`ToolSearch` behind a :class:`Deferral`.
-* Chapter 5 — ``mcp/``: real MCP servers through :class:`MCPHub`, deferred loading, tool search.
-* Chapter 6 — ``retrieval/`` and ``evaluation/``: :func:`make_retriever` (and :func:`maker` for a search),
-  :func:`evaluate` on labelled data.
-* Chapter 7 — ``mcp/proxy/``: ``harness serve``, the :class:`ToolProxy` with :func:`best_retriever`.
-* Chapter 8 — ``retrieval/`` (zero-shot rankers) and ``experiments/`` (the drivers that write committed results).
+* ``core/`` — tools, the registry, messages, tokens, text, rates: :class:`Tool`, :func:`tool`, :class:`ToolRegistry`,
+  :class:`Transcript`, :class:`ContextAccountant`, :func:`bootstrap_interval` (Chapter 0).
+* ``selection/`` — Chapter 2's BM25 :class:`ToolCatalog`, the :class:`Ranker` contract and the :class:`Selector`;
+  Chapter 3's queries from the transcript and the per-turn loop, :func:`arun`; Chapter 4's :class:`ToolSearch`
+  (``search_tools``), put into the loop by :meth:`ToolSearch.deferral`.
+* ``retrieval/`` — the retrievers a user would pick, by name: :func:`make_retriever`, :func:`maker` (Chapter 6a).
+* ``evaluation/`` — retrieval metrics on labelled data, :func:`evaluate` (Chapter 6a).
+* ``mcp/`` — real MCP servers through :class:`MCPHub`, deferred loading, tool search (Chapter 5); ``mcp/proxy/`` —
+  ``harness serve``, the :class:`ToolProxy` (Chapter 7).
+* ``providers/`` — Claude (:class:`AnthropicProvider`) and a scripted model for tests.
 
-``workbook/`` holds the exercises' graders and the notebooks' views. Each module's docstring names its chapter;
-the README's "How the package is built" shows the layers. Every name here loads on first use (PEP 562), so
-``import harness`` — which every ``python -m harness.…`` process, an MCP server's too, does first — costs nothing.
+The workbook's apparatus (the demo world, the offline stand-in, the real small models, scenario runs, views,
+graders, research retrievers) is the ``workbook`` package beside this one, and the experiments that wrote the
+committed figures are ``experiments``; neither is in the library's wheel. Each module's docstring names its
+chapter; the README's "How the package is built" shows the layers. Every name here loads on first use
+(PEP 562), so ``import harness`` — which every ``python -m harness.…`` process does first — costs nothing.
 """
 from __future__ import annotations
 
@@ -31,20 +29,14 @@ _EXPORTS = {
     **dict.fromkeys(("Message", "TextBlock", "ToolCall", "ToolResult", "Transcript"), "harness.core.messages"),
     **dict.fromkeys(("ContextAccountant", "count_text", "tool_tokens", "tools_tokens"), "harness.core.tokens"),
     **dict.fromkeys(("bootstrap_interval", "paired_difference_interval"), "harness.core.rates"),
-    **dict.fromkeys(("default_provider", "online"), "harness.providers.default"),
-    "OfflineModel": "harness.providers.offline",
     "AnthropicProvider": "harness.providers.anthropic_provider",
-    "DemoWorld": "harness.demo.world",
-    "demo_tools": "harness.demo.toolset",
-    "load_scenarios": "harness.demo.labels",
     "ToolCatalog": "harness.selection.catalog",
     **dict.fromkeys(("Ranker", "Selector"), "harness.selection.ranking"),
-    **dict.fromkeys(("arun", "Deferral"), "harness.selection.agent"),
-    "ToolSearch": "harness.selection.discovery",
+    "arun": "harness.selection.agent",
+    **dict.fromkeys(("ToolSearch", "Deferral"), "harness.selection.discovery"),
     "MCPHub": "harness.mcp.client",
-    **dict.fromkeys(("make_retriever", "maker"), "harness.retrieval.named"),
+    **dict.fromkeys(("make_retriever", "maker", "register"), "harness.retrieval.named"),
     "evaluate": "harness.evaluation.metrics",
-    "run_scenarios": "harness.evaluation.scenarios",
     **dict.fromkeys(("ToolProxy", "best_retriever"), "harness.mcp.proxy.server"),
 }
 __all__ = sorted(_EXPORTS)

@@ -4,14 +4,16 @@ Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`; ``harness search --help`` lists the registry) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
-Chapter 6's benchmark (:mod:`harness.experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
+Chapter 6's benchmark (:mod:`experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
 proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs.
 ``python -m harness`` works the same.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
+import importlib.util
 import platform
 import shutil
 import sys
@@ -36,10 +38,20 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _workbook(module: str, feature: str) -> Any:  # Any: a workbook module, imported by name when the checkout is there
+    """A module of the workbook's apparatus (not in the library's wheel), or one sentence saying ``feature`` needs it.
+
+    The library never imports the workbook; these few commands offer its demo world, real-server landscape and
+    benchmark when this library runs from a checkout of the workbook (``make lab`` puts it on the path)."""
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        raise ValueError(f"{feature} comes with the workbook, not the library: run it from a checkout of the workbook "
+                         "(make lab), or pass your own tools.")
+    return importlib.import_module(module)
+
+
 def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
-    from harness.mcp.landscape import default_node_dir
-    from harness.providers.default import key_source
+    from harness.providers.settings import setting
     from harness.evaluation.datasets import DATASETS, data_dir_problem, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
     from harness.core.tokens import count_text
@@ -54,7 +66,7 @@ def doctor_lines() -> list[str]:
     with warnings.catch_warnings(record=True) as noted:  # a .env folder: a finding to show, not to bury
         warnings.simplefilter("always")
         try:
-            source = key_source()
+            source = setting("ANTHROPIC_API_KEY")[1]
         except ValueError as exc:  # a malformed .env is a finding, not a crash
             source, problem = None, str(exc)
         else:
@@ -66,7 +78,8 @@ def doctor_lines() -> list[str]:
     servers = [f"{s} {'yes' if shutil.which(s) or Path(sys.executable).with_name(s).exists() else 'no'}" for s in PYPI_SERVERS]
     lines.append("MCP servers (PyPI): " + ", ".join(servers))
     node = shutil.which("node")
-    folder = default_node_dir()
+    folder = _workbook("workbook.landscape", "The Node MCP servers").default_node_dir() \
+        if importlib.util.find_spec("workbook") else None
     lines.append("MCP servers (Node): " + ("installed" if node and folder and (folder / "node_modules").is_dir() else
                  "Node.js not found" if not node else "not installed (run make lab or make test in the workbook)"))
     reason = dense_unavailable_reason()
@@ -82,11 +95,12 @@ def doctor_lines() -> list[str]:
 def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "catalog") -> list[str]:
     """Ranked tools for a query: ``retriever`` over the demo world, or over a tools.jsonl."""
     from harness.selection.ranking import Selector, check_k
-    from harness.evaluation.datasets import demo_dataset, load_tools
+    from harness.evaluation.datasets import load_tools
     from harness.retrieval.named import make_retriever
 
     check_k(k)
-    records = load_tools(tools_path) if tools_path else demo_dataset()[0]
+    records = load_tools(tools_path) if tools_path else \
+        _workbook("workbook.demo.labels", "Searching the demo world (no --tools given)").demo_dataset()[0]
     ranker = make_retriever(retriever, records)
     ranked, scores = Selector.around(ranker, k=k).choose(query)
     if not ranked:
@@ -131,9 +145,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
         skipped: list[str] = []
         if args.landscape:
-            from harness.mcp.landscape import landscape_config
-
-            land = landscape_config(Path(folder) / "sandbox")
+            land = _workbook("workbook.landscape", "--landscape").landscape_config(Path(folder) / "sandbox")
             config, skipped = land.config, land.skipped
         elif args.config:
             config = args.config
@@ -158,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
     from harness.selection.ranking import DEFAULT_K
     from harness.retrieval.named import help_lines
+
+    try:  # run from the workbook's checkout: its research retrievers by name too
+        importlib.import_module("workbook.research")
+    except ImportError:
+        pass
 
     listing = ("retrievers (name: what it does [kind; where its constants come from; chapter]):\n"
                + "\n".join(f"  {line}" for line in help_lines())
@@ -187,14 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--measure", action="store_true",
                    help="print tokens at connection (direct vs proxy), search_tools latency p50/p95 and start-up time")
     args, rest = parser.parse_known_args(argv)
-    if args.command == "bench":
-        from harness.experiments.bench import main as bench_main
-
-        return bench_main(rest)
-    if rest:
+    if rest and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     lines: list[str] | None
     try:
+        if args.command == "bench":
+            return int(_workbook("experiments.bench", "harness bench").main(rest) or 0)
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.workbook.views.reading_time import GUIDE, RUN_TIMES, all_notebooks, measured_seconds, with_measured_times  # noqa: E402
+from workbook.views.reading_time import GUIDE, RUN_TIMES, all_notebooks, measured_seconds, with_measured_times  # noqa: E402
 
 
 def children_cpu() -> float:

@@ -1,4 +1,4 @@
-"""Write harness/data/minilm_reference.json: sentence-transformers' own vectors for a few texts.
+"""Write workbook/data/minilm_reference.json: sentence-transformers' own vectors for a few texts.
 
 The workbook embeds with a NumPy forward pass (harness/retrieval/numpy_minilm.py); this file is
 the library's answer it is checked against. Needs the reference extra (torch + sentence-transformers):
@@ -23,7 +23,7 @@ TEXTS = [
 ]
 model = SentenceTransformer(str(model_dir()), device="cpu")
 vectors = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
-out = Path(__file__).resolve().parents[1] / "harness" / "data" / "minilm_reference.json"
+out = Path(__file__).resolve().parents[1] / "workbook" / "data" / "minilm_reference.json"
 out.write_text(json.dumps({
     "made_by": f"scripts/minilm_reference.py with sentence-transformers {__version__}",
     "texts": TEXTS,

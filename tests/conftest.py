@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import workbook.research  # noqa: F401  (the research retrievers by name, as the chapters have them)
 from harness.core.tools import tool
 
 # Tests never talk to the real API, whatever the developer's shell holds.
@@ -39,7 +40,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     would fail honest code on a busy machine; the stated times themselves are tested against the
     committed measurement in tests/test_reading_time.py, and this line says when to re-measure.
     nbval's times are wall-clock, as are the file's when measured with nothing else running (--quiet)."""
-    from harness.workbook.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
+    from workbook.views.reading_time import RUN_TIMES, all_notebooks, load_notebook, measured_seconds, run_time_drift
 
     seconds: dict[str, float] = {}
     cells: dict[str, int] = {}
@@ -65,7 +66,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     """nbval stops each notebook's kernel with SIGKILL, and a test may kill a proxy, which runs no
     clean-up: remove the demo sandboxes and MCP log folders such killed processes left in the temp folder."""
-    from harness.demo.world import remove_stale_worlds
+    from workbook.demo.world import remove_stale_worlds
     from harness.mcp.client import LOG_PREFIX
     from harness.core.temp_folders import remove_stale_folders
     from harness.__main__ import SERVE_PREFIX

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.providers.base import ProviderError
-from harness.providers.local_llama import find_install
+from workbook.providers.local_llama import find_install
 
 
 def model_missing() -> str | None:

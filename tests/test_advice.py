@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments import advice
+from experiments import advice
 from harness.selection.ranking import DEFAULT_K
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,10 +18,10 @@ PAGE = advice.page()
 
 
 def test_the_readme_and_chapter_7_show_the_page_itself():
-    assert PAGE in README, "the README's 'What to do in your agent' section differs from harness/data/what_to_do.md"
+    assert PAGE in README, "the README's 'What to do in your agent' section differs from workbook/data/what_to_do.md"
     closing = json.loads(CHAPTER_7.read_text(encoding="utf-8"))["cells"][-1]
     assert closing["cell_type"] == "markdown" and "".join(closing["source"]) == PAGE, \
-        "Chapter 7's closing cell differs from harness/data/what_to_do.md"
+        "Chapter 7's closing cell differs from workbook/data/what_to_do.md"
 
 
 def test_the_page_fits_on_one_page():
@@ -67,7 +67,7 @@ def _readme_defaults() -> dict[str, str]:
 
 def _actual_defaults() -> dict[str, str]:
     from harness.selection.catalog import ToolCatalog
-    from harness.demo import demo_tools
+    from workbook.demo import demo_tools
     from harness.selection.discovery import DEFAULT_LIMIT, ToolSearch
     from harness.mcp.proxy.server import best_retriever
     from harness.selection.queries import DEFAULT_QUERY
@@ -94,9 +94,9 @@ def test_the_readme_no_longer_calls_hybrid_the_search_tools_default():
 def test_arun_and_the_real_model_runs_share_the_default_query():
     from harness.selection.agent import arun
     from harness.selection.queries import DEFAULT_QUERY, query_from_transcript
-    from harness.experiments.real_steps import top_k
+    from experiments.real_steps import top_k
 
-    assert DEFAULT_QUERY is query_from_transcript  # changed only by harness/data/real_model_rules.json's query rule
+    assert DEFAULT_QUERY is query_from_transcript  # changed only by experiments/data/real_model_rules.json's query rule
     assert inspect.signature(arun).parameters["query_fn"].default is DEFAULT_QUERY
     assert inspect.signature(top_k).parameters["query_fn"].default is DEFAULT_QUERY
 
@@ -109,7 +109,7 @@ def test_the_cli_search_shows_default_k_tools():
 
 
 def test_the_bench_cuts_at_default_k(monkeypatch, tmp_path):
-    from harness.experiments import bench
+    from experiments import bench
 
     seen = {}
 
@@ -122,7 +122,7 @@ def test_the_bench_cuts_at_default_k(monkeypatch, tmp_path):
     assert seen["k"] == DEFAULT_K
 
 
-@pytest.mark.parametrize("path", ["bench/README.md", "harness/experiments/bench.py"])
+@pytest.mark.parametrize("path", ["bench/README.md", "experiments/bench.py"])
 def test_the_bench_usage_names_default_k(path):
     text = (ROOT / path).read_text(encoding="utf-8")
     assert f"[--k {DEFAULT_K}]" in text and "--k 5" not in text

@@ -1,11 +1,11 @@
 import pytest
 
 from conftest import run
-from harness.selection.agent import REPEAT_REMINDER, Deferral, arun
+from harness.selection.agent import REPEAT_REMINDER, Deferral, LoopSettings, arun
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import ToolSearch, discovery_tool
 from harness.core.messages import Message, ToolCall
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
 from harness.selection.queries import query_from_user_message
 from harness.selection.ranking import Selector
@@ -18,7 +18,7 @@ def test_each_turn_selects_shows_and_dispatches(small_tools):
         "All done.",
     ])
     events = []
-    result = run(arun(script, Selector.over(cat, k=2), "Read the file a.txt", on_event=events.append))
+    result = run(arun(script, Selector.over(cat, k=2), "Read the file a.txt", settings=LoopSettings(on_event=events.append)))
     assert result.final_text == "All done." and result.stopped == "end_turn"
     assert len(events) == 2 and events[0].turn == 1
     assert "read_file" in events[0].tool_names and len(events[0].tools) <= 2

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import run
-from harness.demo import demo_tools
-from harness.demo.world import DemoWorld
+from workbook.demo import demo_tools
+from workbook.demo.world import DemoWorld
 from harness.mcp.config import load_config
 from harness.core.messages import Message, TextBlock, Transcript
 from harness.providers import settings
@@ -263,7 +263,7 @@ def test_a_query_that_is_not_valid_unicode_is_searched_not_a_traceback():
 
     if not dense_available():
         pytest.skip("the embedding extra is not installed")
-    from harness.evaluation.datasets import demo_dataset
+    from workbook.demo.labels import demo_dataset
     from harness.retrieval.hybrid import HybridRetriever
     from harness.retrieval.records import CatalogTool
     from harness.selection.ranking import DEFAULT_K
@@ -296,7 +296,7 @@ class CountingEncoder(Encoder):
 @pytest.mark.parametrize("damage", ["short", "matrix", "text", "nan", "object"])
 def test_cache_entries_of_the_wrong_shape_are_re_embedded(tmp_path, damage):
     import numpy as np
-    from harness.evaluation.datasets import demo_dataset
+    from workbook.demo.labels import demo_dataset
     from harness.retrieval.dense import DenseRetriever, EmbeddingCache
 
     tools = demo_dataset()[0][:12]
@@ -372,7 +372,7 @@ def test_a_gold_id_listed_twice_counts_once_so_recall_and_ndcg_agree(tmp_path):
 
 
 def test_a_malformed_public_queries_file_stops_the_benchmark_before_any_work(tmp_path, monkeypatch, capsys):
-    from harness.experiments import bench
+    from experiments import bench
 
     data = tmp_path / "data" / "toollens_train"
     data.mkdir(parents=True)
@@ -387,7 +387,7 @@ def test_a_malformed_public_queries_file_stops_the_benchmark_before_any_work(tmp
 
 @pytest.mark.parametrize("kind", ["folder", "file inside a file"])
 def test_bench_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch, capsys, kind):
-    from harness.experiments import bench
+    from experiments import bench
 
     monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("ran before checking --out"))
     if kind == "folder":

@@ -149,7 +149,7 @@ def bare_page(chromium):
 
 @pytest.mark.browser
 def test_every_diagram_renders_legibly_in_a_browser(bare_page):
-    from harness.workbook.views.diagrams import all_diagrams
+    from workbook.views.diagrams import all_diagrams
 
     gallery = all_diagrams()
     # inline (its layout measured), and as the <img> a notebook shows
@@ -165,7 +165,7 @@ def test_every_diagram_renders_legibly_in_a_browser(bare_page):
 
 @pytest.mark.browser
 def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
-    from harness.workbook.views.selfcheck import Question, static_html
+    from workbook.views.selfcheck import Question, static_html
 
     q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
                  "It matches the request from its start.")
@@ -183,12 +183,12 @@ QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "
 
 def views_notebook() -> nbformat.NotebookNode:
     """A diagram and a self-check, saved with the outputs a committed chapter carries (its widget model absent)."""
-    from harness.workbook.views.diagrams import course_map
-    from harness.workbook.views.selfcheck import Question, self_check
+    from workbook.views.diagrams import course_map
+    from workbook.views.selfcheck import Question, self_check
 
     v4 = nbformat.v4
     diagram = course_map()
-    cells = [v4.new_code_cell("from harness.workbook.views import Question, course_map, self_check"),
+    cells = [v4.new_code_cell("from workbook.views import Question, course_map, self_check"),
              v4.new_code_cell("course_map()", outputs=[v4.new_output(
                  "display_data", data={"text/html": diagram._repr_html_(), "text/plain": repr(diagram)})]),
              v4.new_code_cell(f"self_check([Question(*{QUESTION!r})])", outputs=[v4.new_output(
@@ -218,7 +218,7 @@ _VIEWS_JS = """() => Array.from(window.__panel.content.widgets).filter(c => c.mo
 def test_a_learner_sees_the_diagram_and_answers_a_self_check_in_jupyterlab(lab, browser):
     """Opened as cloned (untrusted, no kernel run): the diagram and the folded answers show. After Run All:
     the self-check is a widget, and checking an answer says right or wrong and why."""
-    from harness.workbook.views.diagrams import course_map
+    from workbook.views.diagrams import course_map
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
@@ -266,7 +266,7 @@ def test_every_chapter_shows_a_diagram_with_alt_text(lab, browser, notebook):
         except Exception:
             pass  # the assert below says what is missing
         diagrams = page.evaluate(_DIAGRAMS_JS)
-        assert diagrams, f"{notebook.name} shows no diagram (an SVG image from harness.workbook.views.diagrams) in its saved outputs"
+        assert diagrams, f"{notebook.name} shows no diagram (an SVG image from workbook.views.diagrams) in its saved outputs"
         for alt, loaded in diagrams:
             assert len(alt.split()) >= 5 and loaded, (notebook.name, alt, loaded)
     finally:
@@ -283,7 +283,7 @@ _FEEDBACK_JS = """() => document.querySelector('.jp-OutputArea-output .widget-ra
 def test_a_learner_walks_chapter_0(lab, browser):
     """Chapter 0 as a learner meets it: open, Run All, see the course map, answer the first self-check
     question wrongly and rightly, and read the feedback each time (right or wrong, and why)."""
-    from harness.workbook.views.diagrams import course_map
+    from workbook.views.diagrams import course_map
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()

@@ -1,7 +1,7 @@
 from conftest import run
 from harness.core.messages import Transcript
 from harness.providers.cached import CachedProvider
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 
 
 class Counting(OfflineModel):

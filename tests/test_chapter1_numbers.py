@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from conftest import run
-from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
-from harness.evaluation.cliff import (argument_split, curves_by_kind, failure_kinds, first_separated_drop, fixed_list_sweep,
+from workbook.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+from workbook.evaluation.cliff import (argument_split, curves_by_kind, failure_kinds, first_separated_drop, fixed_list_sweep,
                                       load_argument_trials, provider_chooser, schema_token_curve)
-from harness.experiments.real_cliff import SWEEP_NS, sweep_pool
-from harness.providers.offline import OfflineModel
+from experiments.real_cliff import SWEEP_NS, sweep_pool
+from workbook.providers.offline import OfflineModel
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ from conftest import run
 from harness import ToolCatalog
 from harness.core.messages import Transcript
 from harness.core.rates import paired_difference_interval
-from harness.demo import demo_tools, load_scenarios
-from harness.evaluation.scenarios import per_step_hits
-from harness.experiments import real_steps
-from harness.experiments.real_rules import k_rule, measured, query_rule
-from harness.providers.offline import OfflineModel
-from harness.selection.agent import arun
+from workbook.demo import demo_tools, load_scenarios
+from workbook.evaluation.scenarios import per_step_hits
+from experiments import real_steps
+from experiments.real_rules import k_rule, measured, query_rule
+from workbook.providers.offline import OfflineModel
+from harness.selection.agent import LoopSettings, arun
 from harness.selection.queries import DEFAULT_QUERY, QUERY_STRATEGIES, query_from_recent, query_from_transcript
 from harness.selection.ranking import DEFAULT_K, Selector
 
@@ -39,7 +39,7 @@ def real():
 def test_with_seven_tools_a_turn_the_stand_in_cannot_take_the_last_step_of_the_first_task():
     scenario = next(s for s in load_scenarios("dev") if s.kind == "task")
     events = []
-    result = run(arun(OfflineModel(), Selector.over(fresh_catalog(), k=7), scenario.request, on_event=events.append))
+    result = run(arun(OfflineModel(), Selector.over(fresh_catalog(), k=7), scenario.request, settings=LoopSettings(on_event=events.append)))
     assert len(events) == len(result.turns) and all(e.snapshot.n_tools <= 7 for e in events)
     assert result.succeeded() == list(scenario.tools[:2])
     assert scenario.tools[2] not in result.turns[-1].tool_names
@@ -104,7 +104,7 @@ def test_held_out_per_step_recall_of_the_latest_message_holds_up():
 
 
 def test_the_k_rule_s_grid_is_the_chapter_s_measured_whole_and_keeps_the_default(real):
-    from harness.experiments.real_rules import ALL_TOOLS, K_CONFIGS, k_rule
+    from experiments.real_rules import ALL_TOOLS, K_CONFIGS, k_rule
 
     assert set(K_CONFIGS) == {3, 5, 10, 20, ALL_TOOLS} and K_CONFIGS[ALL_TOOLS] == "all 74"
     assert all(measured(real, K_CONFIGS[k]) for k in K_CONFIGS), "every k of the grid is measured"

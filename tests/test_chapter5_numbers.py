@@ -1,6 +1,6 @@
 """Chapter 5's regressions, off the chapter's reading path: what its evidence cells used to re-check on every run.
 
-The chapter pins the figures its prose states (harness.workbook.evidence.check_prose); what teaches nothing
+The chapter pins the figures its prose states (workbook.evidence.check_prose); what teaches nothing
 there lives here: the status view shows no file paths, and exact names come first for *every* tool, shared raw
 names included. Real calls to every kind of server and names that route back are tests/test_mcp_landscape.py's
 and tests/test_mcp_hub.py's.
@@ -17,7 +17,7 @@ from conftest import run
 from harness.mcp import MCPHub
 from harness.mcp.mcp_tool import build_mcp_tool
 from harness.mcp.names import NameTable
-from harness.mcp.servers import workbook_servers_config
+from workbook.servers import workbook_servers_config
 from harness.mcp.status import session_status, status_html
 from harness.mcp.tool_search import mcp_search
 

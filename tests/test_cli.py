@@ -95,7 +95,7 @@ def test_bad_retriever_or_folder_is_one_line(args, message):
 
 def test_bench_runs_through_the_cli(monkeypatch):
     from harness import __main__ as cli_module
-    from harness.experiments import bench
+    from experiments import bench
 
     seen = {}
     monkeypatch.setattr(bench, "main", lambda argv: seen.setdefault("argv", argv) and 0)

@@ -2,9 +2,9 @@ import random
 from dataclasses import dataclass
 
 from conftest import run
-from harness.evaluation.cliff import (Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
+from workbook.evaluation.cliff import (Trial, accuracy_by_n, arguments_match, failure_kinds, partner_map,
                            provider_chooser, schema_token_curve, selection_accuracy_sweep, steepest_drop, tools_for_trial)
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 from harness.core.tokens import tool_tokens
 
 
@@ -63,8 +63,8 @@ def test_summaries_on_hand_made_trials():
 
 
 def test_fixed_lists_ask_every_request_once_with_its_partner():
-    from harness.evaluation.cliff import fixed_lists
-    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+    from workbook.evaluation.cliff import fixed_lists
+    from workbook.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 
     pool, queries = demo_tools(), load_demo_queries()
     partners = partner_map(CONFUSABLE_PAIRS)
@@ -94,7 +94,7 @@ def test_bootstrap_interval_brackets_the_rate_and_narrows_with_more_trials():
 
 
 def test_accuracy_with_interval_gives_chance_and_counts():
-    from harness.evaluation.cliff import accuracy_with_interval
+    from workbook.evaluation.cliff import accuracy_with_interval
 
     trials = [Trial(f"q{i}", 10, 0, "a", "a" if i % 2 else "b", None, {}, 100, False) for i in range(40)]
     (point,) = accuracy_with_interval(trials)
@@ -103,8 +103,8 @@ def test_accuracy_with_interval_gives_chance_and_counts():
 
 
 def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
-    from harness.evaluation.cliff import fixed_list_sweep
-    from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+    from workbook.evaluation.cliff import fixed_list_sweep
+    from workbook.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
 
     pool, queries = demo_tools(), load_demo_queries()
     seen = {}
@@ -123,7 +123,7 @@ def test_a_subset_is_asked_in_the_same_lists_as_the_full_sweep():
 
 
 def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
-    from harness.evaluation.cliff import argument_outcome, argument_split
+    from workbook.evaluation.cliff import argument_outcome, argument_split
     from harness.core.tools import Tool
 
     docs = Tool("search_docs", "Search the docs.", {"type": "object", "properties": {"query": {"type": "string"}}})
@@ -152,7 +152,7 @@ def test_wrong_arguments_split_into_extraction_misses_and_schema_blending():
 
 
 def test_partner_calls_that_carry_the_requests_value_are_counted():
-    from harness.evaluation.cliff import carried_over
+    from workbook.evaluation.cliff import carried_over
 
     def trial(chosen, given):
         return Trial("q", 2, 0, "read_file", chosen, {"path": "notes/todo.md"}, given, 10, True)
@@ -164,8 +164,8 @@ def test_partner_calls_that_carry_the_requests_value_are_counted():
 
 
 def test_the_committed_argument_sweep_loads_with_the_labelled_arguments():
-    from harness.evaluation.cliff import ARGUMENTS_N, load_argument_trials
-    from harness.demo import CONFUSABLE_PAIRS
+    from workbook.evaluation.cliff import ARGUMENTS_N, load_argument_trials
+    from workbook.demo import CONFUSABLE_PAIRS
 
     meta, trials = load_argument_trials()
     partnered = {name for pair in CONFUSABLE_PAIRS for name in pair}

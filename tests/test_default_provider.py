@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import harness.providers
-from harness.providers import default, settings
+from harness.providers import settings
+from workbook.providers import default
 from harness.providers.anthropic_provider import AnthropicProvider
 from harness.providers.scripted import ScriptedProvider
 
@@ -24,7 +25,7 @@ def repo(no_settings) -> Path:
 
 @pytest.fixture
 def offline(monkeypatch) -> ScriptedProvider:
-    """Stands in for harness.providers.offline.OfflineModel, so the choice is tested on its own."""
+    """Stands in for workbook.providers.offline.OfflineModel, so the choice is tested on its own."""
     stand_in = ScriptedProvider([], name="offline stand-in")
     monkeypatch.setattr(default, "offline_model", lambda: stand_in)
     return stand_in
@@ -116,9 +117,9 @@ def test_offline_runs_do_not_import_the_sdk(repo):
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("harness.providers.offline") is None,
-                    reason="harness/providers/offline.py is not written yet")
+@pytest.mark.skipif(importlib.util.find_spec("workbook.providers.offline") is None,
+                    reason="workbook/providers/offline.py is not written yet")
 def test_no_key_gives_the_real_offline_model(repo):
-    from harness.providers.offline import OfflineModel
+    from workbook.providers.offline import OfflineModel
 
     assert isinstance(default.default_provider(verbose=False), OfflineModel)

@@ -13,9 +13,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from harness.demo import (CONFUSABLE_PAIRS, DOMAINS, DemoWorld, demo_tools, load_demo_queries,
+from workbook.demo import (CONFUSABLE_PAIRS, DOMAINS, DemoWorld, demo_tools, load_demo_queries,
                           load_demo_scenarios)
-from harness.demo.testrunner import run as simulated_run
+from workbook.demo.testrunner import run as simulated_run
 from harness.core.registry import ToolRegistry
 from harness.core.text import content_words
 

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from harness.demo import DOMAINS, DemoWorld, demo_tools, failed_checks, load_scenarios
+from workbook.demo import DOMAINS, DemoWorld, demo_tools, failed_checks, load_scenarios
 from harness.core.registry import ToolRegistry
-from harness.evaluation.scenarios import labelled_calls, sources
+from workbook.evaluation.scenarios import labelled_calls, sources
 
 ALL = [s for split in ("dev", "heldout") for s in load_scenarios(split)]
 Call = tuple[str, dict]

@@ -10,7 +10,7 @@ import pytest
 from harness.selection.catalog import ToolCatalog
 from harness.retrieval.hybrid import rrf
 from harness.core.tools import Tool
-from harness.workbook.views import diagrams as d
+from workbook.views import diagrams as d
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 EM = 0.55  # DejaVu Sans' average glyph width in em; the layout budgets 0.58
@@ -188,7 +188,7 @@ def test_bad_input_gets_one_sentence(call, message):
 
 
 def test_the_views_package_exports_the_diagrams_and_self_checks():
-    import harness.workbook.views as views
+    import workbook.views as views
 
     assert views.course_map is d.course_map and views.rrf_fusion is d.rrf_fusion
     assert {"self_check", "grade", "Question", "all_diagrams"} <= set(views.__all__)

@@ -3,13 +3,13 @@ import pytest
 
 from conftest import run
 from harness import ToolCatalog
-from harness.demo import DemoWorld, demo_tools, failed_checks, load_scenarios, world_of
-from harness.demo.effects import validate_checks
+from workbook.demo import DemoWorld, demo_tools, failed_checks, load_scenarios, world_of
+from workbook.demo.effects import validate_checks
 from harness.core.messages import Message, ToolCall
 from harness.providers.scripted import ScriptedProvider
 from harness.selection.ranking import Selector
 from harness.core.registry import ToolRegistry
-from harness.evaluation.scenarios import run_scenario
+from workbook.evaluation.scenarios import run_scenario
 
 SCENARIOS = {split: load_scenarios(split) for split in ("dev", "heldout")}
 ALL = [s for split in SCENARIOS.values() for s in split]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.experiments import embedders
+from experiments import embedders
 from harness.retrieval.dense import Encoder, dense_available, dense_unavailable_reason, query_model
-from harness.experiments.zero_shot import catalogs
+from experiments.zero_shot import catalogs
 
 RESULTS = embedders.load_results()
 needs_dense = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")

@@ -8,8 +8,9 @@ import warnings
 
 import pytest
 
-from harness.evaluation.datasets import (data_dir, dataset_dir, demo_dataset, download, load_queries, load_tools,
-                                         missing_data_note, step_queries)
+from harness.evaluation.datasets import (data_dir, dataset_dir, download, load_queries, load_tools, missing_data_note,
+                                         step_queries)
+from workbook.demo.labels import demo_dataset
 from harness.evaluation.metrics import complete_at_k, evaluate, hit_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
 from harness.retrieval.records import CatalogTool, Query
 
@@ -214,7 +215,7 @@ def test_demo_world_as_catalog_records():
     try:
         tools, queries = demo_dataset()
     except ImportError as exc:
-        pytest.skip(f"harness.demo is not importable yet ({exc}).")
+        pytest.skip(f"workbook.demo is not importable yet ({exc}).")
     ids = {t.id for t in tools}
     assert len(ids) == len(tools) and queries
     assert all(set(q.gold) <= ids for q in queries)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.workbook.evidence import check_figures, figures_in, render_like
+from workbook.evidence import check_figures, figures_in, render_like
 
 
 def test_figures_are_read_as_the_prose_writes_them():

@@ -16,14 +16,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from harness.demo import demo_tools, load_demo_queries
+from workbook.demo import demo_tools, load_demo_queries
 from harness.selection.discovery import DEFAULT_LIMIT
 from harness.evaluation.metrics import evaluate
-from harness.workbook.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
+from workbook.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
                              name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
                              tune_tools_per_turn)
-from harness.workbook.grading.learner import Passed, call
-from harness.workbook.grading.pareto import Point, beats, dominator, front
+from workbook.grading.learner import Passed, call
+from workbook.grading.pareto import Point, beats, dominator, front
 from harness.mcp.names import NameTable
 from harness.retrieval.dense import Encoder
 from harness.retrieval.named import make_retriever
@@ -257,9 +257,9 @@ def test_tool_count_sweep_names_the_trial_that_differs():
         run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), None))
 
     async def whole_world(domains, n_values):  # the subset's queries, but every demo tool offered
-        from harness.evaluation.cliff import fixed_list_sweep, provider_chooser
-        from harness.demo import CONFUSABLE_PAIRS
-        from harness.providers.offline import OfflineModel
+        from workbook.evaluation.cliff import fixed_list_sweep, provider_chooser
+        from workbook.demo import CONFUSABLE_PAIRS
+        from workbook.providers.offline import OfflineModel
 
         queries = [q for q in load_demo_queries() if q.domain in domains]
         return await fixed_list_sweep(provider_chooser(OfflineModel()), demo_tools(), queries, n_values,
@@ -277,7 +277,7 @@ def test_tool_count_sweep_needs_a_slice_past_the_reading_budget():
 
 def test_tool_count_sweep_rejects_the_steepest_step_when_it_is_noise():
     """The trivial answer — where the point estimates fall fastest — is noise on this slice, and the grader says so."""
-    from harness.evaluation.cliff import accuracy_by_n, steepest_drop
+    from workbook.evaluation.cliff import accuracy_by_n, steepest_drop
 
     ns = solution("02_tool_count_sweep")
     trials = run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"]))
@@ -400,7 +400,7 @@ def test_deferral_threshold_checks_the_loading_on_effects_and_the_pick():
 
 
 def test_every_grader_module_names_its_exercise_and_chapter():
-    import harness.workbook.grading as grading
+    import workbook.grading as grading
 
     for module in (degraded_descriptions, tool_count_sweep, tune_tools_per_turn, design_must_include,
                    query_classifier, name_collisions, deferral_threshold, fused_ranker, question_expansion, proxy_budget):
@@ -421,7 +421,7 @@ def test_every_grader_module_names_its_exercise_and_chapter():
 ])
 def test_question_expansion_fails_trivial_and_leaking_answers(answer, message):
     """Nothing, the name alone, Chapter 8's own writer and the test queries themselves all fail, each saying why."""
-    from harness.retrieval.expansion import rule_questions
+    from workbook.research.expansion import rule_questions
 
     with pytest.raises(AssertionError, match=message):
         question_expansion.check(rule_questions if answer == "rule_questions" else answer)

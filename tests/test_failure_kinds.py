@@ -1,9 +1,9 @@
-"""harness.evaluation.scenarios.failure_kind: why a failed run failed, on hand-made runs (no model needed)."""
+"""workbook.evaluation.scenarios.failure_kind: why a failed run failed, on hand-made runs (no model needed)."""
 from types import SimpleNamespace
 
 import pytest
 
-from harness.evaluation.scenarios import failure_kind
+from workbook.evaluation.scenarios import failure_kind
 
 
 def run(needed, shown, calls, success=False):

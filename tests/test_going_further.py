@@ -40,7 +40,7 @@ def evidence(cell: dict) -> bool:
 
 def ends_with_label(code: str) -> bool:
     """True when the cell's last statement prints the one label line: ``print("✓ checks: …")`` itself, or
-    ``check_figures(figures, "…", …)`` (harness.workbook.evidence), which prints ``✓ checks: …`` once all holds."""
+    ``check_figures(figures, "…", …)`` (workbook.evidence), which prints ``✓ checks: …`` once all holds."""
     last = ast.parse(code).body[-1]
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and last.value.args):
         return False
@@ -85,7 +85,7 @@ def test_a_part_has_the_skeleton(part):
     numbered = [h for h in headings if re.match(r"## \d+ · ", h)]
     assert [int(re.match(r"## (\d+)", h)[1]) for h in numbered] == list(range(1, len(numbered) + 1))
     code = [source(c) for c in nb if c["cell_type"] == "code"]
-    assert any("harness.workbook.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
+    assert any("workbook.views.diagrams" in s or "diagrams." in s for s in code), f"{part} shows no diagram"
     assert any("self_check(" in s for s in code), f"{part} has no self-check widget"
 
 

@@ -1,7 +1,7 @@
 """The sets Chapter 6's parts share: disjoint splits, test sets from the test side only, one report per pair."""
 from __future__ import annotations
 
-from harness.evaluation.held_out_sets import chapter_catalogs, chapter_splits, chapter_test_sets, test_reports
+from workbook.evaluation.held_out_sets import chapter_catalogs, chapter_splits, chapter_test_sets, test_reports
 
 
 def test_the_demo_world_is_always_there_and_split_apart():

@@ -18,9 +18,9 @@ from pathlib import Path
 import harness
 from conftest import run
 from harness import ToolCatalog
-from harness.demo import demo_tools, load_scenarios
-from harness.providers.offline import OfflineModel
-from harness.evaluation.scenarios import run_scenarios
+from workbook.demo import demo_tools, load_scenarios
+from workbook.providers.offline import OfflineModel
+from workbook.evaluation.scenarios import run_scenarios
 
 SCENARIOS = load_scenarios("dev") + load_scenarios("heldout")
 
@@ -44,10 +44,10 @@ def test_changing_every_label_changes_no_call():
 CHILD = """
 import asyncio, json, sys
 from harness import ToolCatalog
-from harness.demo import demo_tools
-from harness.demo.labels import Scenario
-from harness.providers.offline import OfflineModel
-from harness.evaluation.scenarios import run_scenarios
+from workbook.demo import demo_tools
+from workbook.demo.labels import Scenario
+from workbook.providers.offline import OfflineModel
+from workbook.evaluation.scenarios import run_scenarios
 spoken = json.load(open(sys.argv[1]))  # only what the user says: requests and earlier requests
 scenarios = [Scenario(f"s{i}", s["request"], (), "task", tuple(s.get("setup", ()))) for i, s in enumerate(spoken)]
 runs = asyncio.run(run_scenarios(OfflineModel(), lambda: ToolCatalog(demo_tools()), scenarios))

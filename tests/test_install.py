@@ -72,13 +72,30 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     doctor = sh([str(cli), "doctor"], cwd=elsewhere, env=env).stdout
     assert "Token counting: real tiktoken cl100k_base, offline" in doctor
     assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout
-    search = sh([str(cli), "search", "post a message to the team channel", "-k", "3"], cwd=elsewhere, env=env).stdout
+    tools = elsewhere / "tools.json"
+    tools.write_text('{"tools": [{"name": "post_channel_message", "description": "Post a message to a team chat channel.", '
+                     '"inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}, '
+                     '{"name": "read_file", "description": "Read a file.", "inputSchema": {"type": "object"}}]}')
+    search = sh([str(cli), "search", "post a message to the team channel", "-k", "1", "--tools", str(tools)],
+                cwd=elsewhere, env=env).stdout
     assert "post_channel_message" in search
-    data = ("from harness.experiments.advice import page; from harness.retrieval.model_documents import committed_records; "
-            "from harness.experiments.tool_documents import load_measured; "
-            "assert page().startswith('## What to do'); assert committed_records(); "
-            "assert load_measured('livemcpbench') is not None; print('package data ok')")
-    assert sh([str(py), "-c", data], cwd=elsewhere, env=env).stdout.strip() == "package data ok"  # the wheel carries its data
+    alone = subprocess.run([str(cli), "search", "post a message"], cwd=elsewhere, env=env, capture_output=True, text=True)
+    assert alone.returncode == 2 and "comes with the workbook" in alone.stderr  # the demo world is not in the wheel
+
+
+def test_the_wheel_holds_the_library_only(bundle, tmp_path):
+    """No run logs, workbook data, demo world, stand-in, local model, experiments or research retrievers."""
+    import zipfile
+
+    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
+        "-q", "-w", str(tmp_path), str(ROOT)], env=offline_env())
+    names = zipfile.ZipFile(next(tmp_path.glob("tool_selection_workbook-*.whl"))).namelist()
+    files = [n for n in names if ".dist-info/" not in n]
+    assert files and all(n.startswith("harness/") for n in files), [n for n in files if not n.startswith("harness/")]
+    assert not [n for n in files if not n.endswith((".py", "py.typed"))], "only code in the library's wheel"
+    for gone in ("harness/demo/", "harness/experiments/", "harness/data/", "harness/providers/offline.py",
+                 "harness/providers/local_llama.py", "harness/workbook/", "harness/mcp/servers/"):
+        assert not [n for n in files if n.startswith(gone)], gone
 
 
 def test_the_workbook_installs_from_a_bundle_with_no_network(bundle, tmp_path):

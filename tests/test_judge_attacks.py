@@ -1,7 +1,7 @@
 """The adversarial pass's damaging and lazy runs (hardening round 4): each must fail under the judge.
 
 Each attack is a sequence of demo-tool calls and an answer, played by a scripted model through
-:func:`harness.evaluation.scenarios.run_scenario` exactly as a chapter's runs are judged. Most are the
+:func:`workbook.evaluation.scenarios.run_scenario` exactly as a chapter's runs are judged. Most are the
 labelled run plus a little damage — the judge must see the damage, not only the asked change. The
 families are the issue's: git, messages, the web, skipped steps, fields and answers.
 """
@@ -12,8 +12,8 @@ import pytest
 from conftest import run
 from harness import ToolCatalog
 from harness.core.messages import Message, ToolCall
-from harness.demo import demo_tools, load_scenarios
-from harness.evaluation.scenarios import labelled_calls, run_scenario
+from workbook.demo import demo_tools, load_scenarios
+from workbook.evaluation.scenarios import labelled_calls, run_scenario
 from harness.providers.scripted import ScriptedProvider
 from harness.selection.ranking import Selector
 

@@ -1,17 +1,17 @@
 """Runs that fooled the effects judge: answer text alone, destroyed data, skipped or wrong steps.
 
-Each is played by a scripted model through :func:`harness.evaluation.scenarios.run_scenario`, exactly as a
+Each is played by a scripted model through :func:`workbook.evaluation.scenarios.run_scenario`, exactly as a
 chapter's runs are judged, and must fail.
 """
 import pytest
 
 from conftest import run
 from harness import ToolCatalog
-from harness.demo import demo_tools, load_scenarios
+from workbook.demo import demo_tools, load_scenarios
 from harness.core.messages import Message, ToolCall
 from harness.providers.scripted import ScriptedProvider
 from harness.selection.ranking import Selector
-from harness.evaluation.scenarios import run_scenario
+from workbook.evaluation.scenarios import run_scenario
 
 BY_ID = {s.id: s for split in ("dev", "heldout") for s in load_scenarios(split)}
 

@@ -13,22 +13,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Lowest first. A module may import its own layer and the layers before it. The longest prefix names the layer.
+#: The library (``harness``) comes first and imports nothing after it: the workbook's apparatus and the
+#: experiments sit on top of it, outside its wheel.
 LAYERS = [
     ("core", ["harness.core"]),
     ("providers", ["harness.providers"]),
-    ("demo", ["harness.demo"]),
     ("selection", ["harness.selection"]),
     ("mcp", ["harness.mcp"]),
     ("retrieval", ["harness.retrieval"]),
     ("evaluation", ["harness.evaluation"]),
     ("proxy", ["harness.mcp.proxy"]),
-    ("workbook", ["harness.workbook"]),
-    ("experiments", ["harness.experiments"]),
     ("cli", ["harness.__main__"]),
+    ("the workbook's world and models", ["workbook.steps", "workbook.demo", "workbook.providers"]),
+    ("the workbook's measurements", ["workbook.evaluation", "workbook.research", "workbook.servers", "workbook.landscape",
+                                     "workbook.minilm_reference"]),
+    ("the workbook's views and graders", ["workbook", "workbook.views", "workbook.evidence", "workbook.grading"]),
+    ("experiments", ["experiments"]),
 ]
 RANK = {prefix: i for i, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
-#: The package's face re-exports from every layer; nothing inside the package may import it.
+#: The library's face re-exports from every layer; nothing inside the library may import it.
 FACE = "harness"
+PACKAGES = ("harness", "workbook", "experiments")
 
 
 def module_name(path: Path) -> str:
@@ -43,12 +48,12 @@ def layer(module: str) -> int:
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every harness import in ``path``; ``from harness.x import y`` counts x.y when y is a module."""
+    """(line, module) of every import of ours in ``path``; ``from x.y import z`` counts x.y.z when z is a module."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "harness"]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "harness":
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] in PACKAGES]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] in PACKAGES:
             for a in node.names:
                 sub = f"{node.module}.{a.name}"
                 is_module = (ROOT / (sub.replace(".", "/") + ".py")).exists() or (ROOT / sub.replace(".", "/")).is_dir()
@@ -56,7 +61,8 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-MODULES = {module_name(p): p for p in sorted((ROOT / "harness").rglob("*.py")) if "__pycache__" not in p.parts}
+MODULES = {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+           if "__pycache__" not in p.parts and "data" not in p.relative_to(ROOT).parts}
 EDGES = {m: imports(p) for m, p in MODULES.items()}
 
 

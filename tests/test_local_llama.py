@@ -24,8 +24,8 @@ from conftest import run
 from real_model_support import needs_model
 from harness.core.messages import Transcript
 from harness.providers.base import ProviderError
-import harness.providers.local_llama as local_llama
-from harness.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
+import workbook.providers.local_llama as local_llama
+from workbook.providers.local_llama import (MODEL_FILE, MODEL_SHA256, LocalLlamaProvider, LocalLlamaServer, RealModelInstall,
                                            call_margin, choice_margin, find_install, name_grammar, read_step,
                                            step_grammar)
 
@@ -320,7 +320,7 @@ def test_the_server_and_its_children_are_gone_after_close(fake_install):
 OWNER = textwrap.dedent("""\
     import signal, sys, time
     from pathlib import Path
-    import harness.providers.local_llama as local_llama
+    import workbook.providers.local_llama as local_llama
     signal.signal(signal.SIGHUP, signal.SIG_DFL)  # dies by SIGHUP even when started under nohup, which ignores it
     server, model, sha, guard = sys.argv[1:]
     if guard == "watchdog":  # as where prctl is unavailable
@@ -411,7 +411,7 @@ def test_real_model_subset_runs_and_leaves_no_server():
     wherever the model is installed; running it here too doubled the suite's slowest item (each request
     reads its prompt on two busy cores for about 20 s).
     """
-    from harness.experiments.real_cliff import agreement, load, run_sweep
+    from experiments.real_cliff import agreement, load, run_sweep
 
     with LocalLlamaProvider() as provider:
         pid = provider.server.pid
@@ -440,7 +440,7 @@ def test_real_model_calls_a_shown_tool_with_schema_shaped_arguments(small_tools)
 
 def test_usage_keeps_the_prompt_tokens_read_from_the_server_s_cache_apart():
     from harness.providers.base import Usage
-    from harness.providers.local_llama import usage_of
+    from workbook.providers.local_llama import usage_of
 
     warm = {"tokens_evaluated": 1_200, "tokens_predicted": 9, "timings": {"cache_n": 1_150, "prompt_n": 50}}
     assert usage_of(warm) == Usage(input_tokens=50, output_tokens=9, cache_creation_input_tokens=0, cache_read_input_tokens=1_150)

@@ -16,7 +16,7 @@ import pytest
 from conftest import run
 from harness.mcp.client import MCPHub
 from harness.mcp.names import hashed_name
-from harness.mcp.servers import server_entry
+from workbook.servers import server_entry
 from harness.mcp.status import session_status
 from test_mcp_hub import no_leftover_processes  # noqa: F401 (a fixture)
 

@@ -15,8 +15,8 @@ from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import SERVER_ID_VARIABLE, MCPHub, temp_folder_env
 from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.names import NameTable
-from harness.mcp.servers import server_entry
-from harness.mcp.servers.faulty import FILES, POISONED_DESCRIPTION
+from workbook.servers import server_entry
+from workbook.servers.faulty import FILES, POISONED_DESCRIPTION
 from harness.mcp.status import session_status, status_html, status_widget
 from harness.mcp.tool_search import SEARCH_TOOL_NAME
 from harness.core.messages import Message, ToolCall

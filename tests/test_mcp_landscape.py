@@ -13,8 +13,8 @@ import pytest
 
 from conftest import run
 from harness.mcp.client import MCPHub
-from harness.mcp.landscape import NODE_SERVERS, STARTUP_TIMEOUT, default_node_dir, landscape_config
-from harness.mcp.servers import WORKBOOK_SERVERS, workbook_servers_config
+from workbook.landscape import NODE_SERVERS, STARTUP_TIMEOUT, default_node_dir, landscape_config
+from workbook.servers import WORKBOOK_SERVERS, workbook_servers_config
 from harness.mcp.status import session_status
 
 PYTHON_SERVERS = ("git", "time", "fetch")

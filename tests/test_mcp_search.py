@@ -11,7 +11,7 @@ from harness.selection.catalog import ToolCatalog
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import build_mcp_tool
 from harness.mcp.names import NameTable
-from harness.mcp.servers.faulty import POISONED_DESCRIPTION
+from workbook.servers.faulty import POISONED_DESCRIPTION
 from harness.mcp.suspicious import flag_suspicious, flag_tool
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.selection.discovery import ToolSearch

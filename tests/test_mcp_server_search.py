@@ -15,7 +15,7 @@ import pytest
 from conftest import run
 from harness.mcp.client import MCPHub
 from harness.mcp.server_search import BM25_SEARCH_TOOL, deferred_tools_param, run_with_server_search
-from harness.mcp.servers import server_entry
+from workbook.servers import server_entry
 from harness.providers.base import Usage
 from test_mcp_search import filesystem_tools
 

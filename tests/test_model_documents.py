@@ -11,13 +11,14 @@ from typing import AbstractSet, cast
 import pytest
 from real_model_support import needs_model
 
-from harness.experiments import tool_documents
-from harness.experiments.tool_documents import (DATASETS, DOCUMENTED, Measurement, Row, build, default_with_documents,
+from experiments import DATA
+from experiments import tool_documents
+from experiments.tool_documents import (DATASETS, DOCUMENTED, Measurement, Row, build, default_with_documents,
                                                 load_documents, load_measured, main, measure, save_measured, timing)
-from harness.experiments.zero_shot import Catalog, catalogs
-from harness.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
-from harness.retrieval.expansion import expanded
-from harness.retrieval.model_documents import (EXAMPLES, FOLDER, NOT_FOR, OPENINGS, SYSTEM, USE_WHEN, DocumentRecord,
+from experiments.zero_shot import Catalog, catalogs
+from workbook.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, ToolChoice
+from workbook.research.expansion import expanded
+from workbook.research.model_documents import (EXAMPLES, FOLDER, NOT_FOR, OPENINGS, SYSTEM, USE_WHEN, DocumentRecord,
                                                 ToolDocument, Verdict, copies, guard, guard_counts, neighbours,
                                                 read_records, repeats, review_sample, sample_for_review, with_documents,
                                                 write_document)
@@ -328,7 +329,7 @@ def test_the_cli_prints_a_review_sample_without_a_model(demo, tmp_path, capsys, 
 def test_absent_committed_documents_are_empty_and_say_so(monkeypatch):
     monkeypatch.setattr(tool_documents, "FOLDER", "no_such_folder")
     found = load_documents("demo")
-    assert found.records == {} and "python -m harness.experiments.tool_documents --dataset demo" in found.note
+    assert found.records == {} and "python -m experiments.tool_documents --dataset demo" in found.note
 
 
 def test_the_review_sample_is_readable_and_fixed(demo):
@@ -372,7 +373,7 @@ def test_the_committed_documents_fit_their_catalog_and_their_review(dataset):
     records = list(load_documents(dataset).records.values())
     assert {r.sha256 for r in records} == {t.definition_hash() for t in cats[dataset].tools}
     assert timing(records)["threads"] == 2
-    review = resources.files("harness.data").joinpath(FOLDER).joinpath(f"{dataset}.review.md").read_text("utf-8")
+    review = DATA.joinpath(FOLDER).joinpath(f"{dataset}.review.md").read_text("utf-8")
     found = re.search(r"\*\*Appended examples: (\d+) in the 30 documents", review)
     assert found, f"{dataset}.review.md does not say how many appended examples it read"
     read = int(found[1])

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import run_pytest
 from harness.mcp.proxy.measure import serve_parameters
-from harness.mcp.servers import workbook_servers_config
+from workbook.servers import workbook_servers_config
 
 HEAVY = ["tests/test_demo_world.py", "tests/test_mcp_hub.py", "tests/test_proxy.py", "tests/test_scenarios.py",
          "notebooks/00_start_here.ipynb"]

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from harness.retrieval import numpy_minilm
+from workbook.minilm_reference import reference
 from harness.retrieval.dense import Encoder, dense_available, dense_unavailable_reason
 
-REFERENCE = numpy_minilm.reference()
+REFERENCE = reference()
 
 pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
 

@@ -1,8 +1,8 @@
 from conftest import run
 from harness.core.messages import Message, ToolResult, Transcript
-from harness.providers.offline import OfflineModel, read_fully
-from harness.core.steps import split_steps
-from harness.providers.offline_args import extract, fill_arguments
+from workbook.providers.offline import OfflineModel, read_fully
+from workbook.steps import split_steps
+from workbook.providers.offline_args import extract, fill_arguments
 from harness.core.tools import Tool
 
 

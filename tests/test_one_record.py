@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 from harness.core.tools import Tool
-from harness.demo import demo_tools
+from workbook.demo import demo_tools
 from harness.retrieval.records import CatalogTool
 
 PACKAGE = Path(__file__).resolve().parent.parent / "harness"

@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import run
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import ToolProxy, proxy_name, proxy_policy
-from harness.mcp.servers import workbook_servers_config
+from workbook.servers import workbook_servers_config
 from harness.selection import discovery
 from harness.selection.discovery import ToolSearch
 

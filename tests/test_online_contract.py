@@ -263,7 +263,7 @@ CALL = {"type": "tool_use", "id": "toolu_01", "name": "mcp__notes__list_notes", 
 def search_session(tmp_path, replies, max_turns=10):
     from harness.mcp.client import MCPHub
     from harness.mcp.server_search import run_with_server_search
-    from harness.mcp.servers import server_entry
+    from workbook.servers import server_entry
 
     with FakeAnthropicServer(api_key=KEY) as server:
         for content, stop in replies:

@@ -4,7 +4,7 @@ import asyncio
 import pytest
 
 from harness.core.messages import Transcript
-from harness.evaluation.prompt_cache import Block, CacheRules, CacheUse, Prompt, PromptRecorder, cache_use, prompt_of, run_cache_use
+from workbook.evaluation.prompt_cache import Block, CacheRules, CacheUse, Prompt, PromptRecorder, cache_use, prompt_of, run_cache_use
 from harness.core.tools import Tool
 
 
@@ -82,10 +82,10 @@ def test_recorder_sees_tools_then_system_then_messages():
 
 def test_loading_strategies_through_the_real_loop_and_their_cache_use():
     from harness import ToolCatalog
-    from harness.demo import demo_tools, load_scenarios
-    from harness.mcp.deferral import loading_strategies
-    from harness.evaluation.prompt_cache import found_tools_in_messages, run_recorded
-    from harness.providers.offline import OfflineModel
+    from workbook.demo import demo_tools, load_scenarios
+    from workbook.evaluation.loading import loading_strategies
+    from workbook.evaluation.prompt_cache import found_tools_in_messages, run_recorded
+    from workbook.providers.offline import OfflineModel
 
     scenario = next(s for s in load_scenarios("dev") if s.kind == "task" and len(s.tools) >= 2)
     n_tools = len(demo_tools())
@@ -110,7 +110,7 @@ def test_loading_strategies_through_the_real_loop_and_their_cache_use():
 
 
 def test_found_tools_expanded_after_the_conversation_keep_the_prefix():
-    from harness.evaluation.prompt_cache import found_tools_in_messages
+    from workbook.evaluation.prompt_cache import found_tools_in_messages
 
     def R(tools, msgs):
         """A request: tool blocks, a system prompt of 30 tokens, message blocks."""
@@ -135,7 +135,7 @@ def test_found_tools_expanded_after_the_conversation_keep_the_prefix():
 
 
 def test_found_tools_in_messages_needs_a_growing_conversation():
-    from harness.evaluation.prompt_cache import found_tools_in_messages
+    from workbook.evaluation.prompt_cache import found_tools_in_messages
 
     a = Prompt((Block("system", "sys", 5), Block("message", "m1", 5)))
     b = Prompt((Block("system", "sys", 5), Block("message", "other", 5)))
@@ -145,9 +145,9 @@ def test_found_tools_in_messages_needs_a_growing_conversation():
 
 def test_cost_summary_of_recorded_runs_per_task_per_request_and_per_solved_task():
     """Two runs by hand: one solved, one not; the summary's numbers follow from CacheUse alone."""
-    from harness.demo import Scenario
-    from harness.evaluation.prompt_cache import PricedRun, cost_summary
-    from harness.evaluation.scenarios import ScenarioRun
+    from workbook.demo import Scenario
+    from workbook.evaluation.prompt_cache import PricedRun, cost_summary
+    from workbook.evaluation.scenarios import ScenarioRun
     from harness.providers.base import Usage
     from harness.selection.agent import RunResult
 

@@ -1,7 +1,7 @@
 """``harness serve`` through clients the workbook did not write: the MCP Python SDK's client, the MCP Inspector's CLI.
 
 Real processes end to end: a client starts ``python -m harness serve --config mcp.json``, which
-starts the workbook's servers and misbehaving ones (harness.mcp.servers.faulty) behind it.
+starts the workbook's servers and misbehaving ones (workbook.servers.faulty) behind it.
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ from harness.selection.agent import Deferral, arun
 from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import MCPHub
 from harness.mcp.config import MCPConfigError
-from harness.mcp.landscape import default_node_dir
+from workbook.landscape import default_node_dir
 from harness.mcp.proxy.server import ToolProxy, proxy_policy, split_always_load
 from harness.mcp.proxy.client import ProxyTools
 from harness.mcp.proxy.measure import serve_parameters
-from harness.mcp.servers import server_entry, workbook_servers_config
-from harness.providers.offline import OfflineModel
+from workbook.servers import server_entry, workbook_servers_config
+from workbook.providers.offline import OfflineModel
 from harness.retrieval.dense import dense_unavailable_reason
 
 pytestmark = pytest.mark.mcp

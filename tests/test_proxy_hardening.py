@@ -31,7 +31,7 @@ from conftest import run
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import ToolProxy, build_server, proxy_policy, split_always_load
 from harness.mcp.proxy.measure import serve_parameters
-from harness.mcp.servers import server_entry, workbook_servers_config
+from workbook.servers import server_entry, workbook_servers_config
 
 psutil = pytest.importorskip("psutil")
 pytestmark = pytest.mark.mcp
@@ -249,7 +249,7 @@ def test_a_relative_command_is_found_in_its_cwd_at_the_check_and_at_the_spawn(tm
     folder = tmp_path / "srv"
     folder.mkdir()
     script = folder / "serve.sh"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m harness.mcp.servers.notes\n')
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m workbook.servers.notes\n')
     script.chmod(0o755)
     pythonpath = str(Path(__file__).resolve().parents[1])
     monkeypatch.chdir(tmp_path)  # the proxy's own folder has no serve.sh

@@ -22,7 +22,7 @@ from harness.mcp.proxy import server as proxy_module
 from harness.mcp.client import MCPHub
 from harness.mcp.proxy.server import ToolProxy, proxy_policy
 from harness.mcp.proxy.measure import search_latency
-from harness.mcp.servers import workbook_servers_config
+from workbook.servers import workbook_servers_config
 from harness.retrieval.dense import DIMENSIONS, Encoder, dense_unavailable_reason
 
 CHANGING = str(Path(__file__).parent / "mcp_fixtures" / "changing_server.py")

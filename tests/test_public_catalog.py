@@ -1,4 +1,4 @@
-from harness.evaluation.public_catalog import catalog_of, public_distractors
+from workbook.evaluation.public_catalog import catalog_of, public_distractors
 from harness.retrieval.records import CatalogTool
 
 

@@ -32,6 +32,6 @@ def test_other_strategies():
 
 def test_the_strategies_are_named_as_the_real_model_rules_name_them():
     """Chapter 3 compares the strategies on the stand-in and on the real model: one name for each query."""
-    from harness.experiments.real_rules import QUERY_CONFIGS
+    from experiments.real_rules import QUERY_CONFIGS
 
     assert set(QUERY_STRATEGIES) == set(QUERY_CONFIGS)

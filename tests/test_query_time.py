@@ -6,11 +6,11 @@ import importlib.util
 import numpy as np
 import pytest
 
-from harness.evaluation.datasets import demo_dataset
+from workbook.demo.labels import demo_dataset
 from harness.retrieval.dense import DenseRetriever, Encoder, dense_available, dense_unavailable_reason, query_model
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever
-from harness.evaluation.query_time import breakdown, load_average, stage_table
+from workbook.evaluation.query_time import breakdown, load_average, stage_table
 
 pytestmark = pytest.mark.skipif(not dense_available(), reason=dense_unavailable_reason() or "")
 
@@ -52,7 +52,7 @@ def test_a_hybrid_without_a_dense_retriever_is_refused():
 
 
 def test_the_bench_prints_each_stage_with_the_load_average(hybrid):
-    from harness.experiments.bench import bench_table, stage_rows
+    from experiments.bench import bench_table, stage_rows
 
     rows = stage_rows(hybrid, QUERIES[:2], "stages-74", len(hybrid.dense.ids))
     assert rows[-1].retriever == "hybrid-rrf: total" and all(r.p50_ms <= r.p95_ms for r in rows)
@@ -83,7 +83,7 @@ def test_a_querys_catalog_product_runs_on_one_blas_thread_too(hybrid):
 
 
 def test_percentiles_are_nearest_rank_as_the_reports():
-    from harness.evaluation.query_time import nearest_rank
+    from workbook.evaluation.query_time import nearest_rank
 
     values = [float(v) for v in range(10, 0, -1)]
     assert (nearest_rank(values, 50), nearest_rank(values, 95), nearest_rank(values, 0)) == (5.0, 10.0, 1.0)

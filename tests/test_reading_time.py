@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, all_notebooks, guide_times, load_notebook,
+from workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, all_notebooks, guide_times, load_notebook,
                                                  measured_seconds, notebook_words, reading_minutes, reading_words,
                                                  run_minutes, run_time_drift, spoken_time, stated_times,
                                                  with_measured_times, within)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.evaluation.cliff import Trial, fixed_lists
-from harness.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
-from harness.providers.local_llama import MODEL_SHA256
-from harness.experiments.real_cliff import COMMAND, SWEEP_NS, SweepResult, agreement, load, sample_queries, save, sweep_pool
+from workbook.evaluation.cliff import Trial, fixed_lists
+from workbook.demo import CONFUSABLE_PAIRS, demo_tools, load_demo_queries
+from workbook.providers.local_llama import MODEL_SHA256
+from experiments.real_cliff import COMMAND, SWEEP_NS, SweepResult, agreement, load, sample_queries, save, sweep_pool
 
 
 def test_committed_results_cover_every_request_at_every_n():
@@ -60,8 +60,8 @@ def test_sample_spreads_the_requests():
 def test_the_sweep_asks_the_forced_choice_the_committed_file_was_made_with():
     """The sweep calls ``choose`` (a shown tool, always), never the free step that may answer instead."""
     from conftest import run
-    from harness.providers.local_llama import ToolChoice
-    from harness.experiments.real_cliff import run_sweep
+    from workbook.providers.local_llama import ToolChoice
+    from experiments.real_cliff import run_sweep
 
     class ForcedOnly:
         def choose(self, request, tools, system=None):
@@ -75,7 +75,7 @@ def test_the_sweep_asks_the_forced_choice_the_committed_file_was_made_with():
 
 
 def test_a_resumed_sweep_keeps_what_was_saved_and_names_every_n_in_its_command():
-    from harness.experiments.real_cliff import COMMAND, merged
+    from experiments.real_cliff import COMMAND, merged
 
     first = SweepResult({"ns": [5], "seconds_per_n": {"5": 1.0}, "pool": "74 demo tools"},
                         [Trial("q1", 5, 0, "x", "x", None, {}, 1, False)])

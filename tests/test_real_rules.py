@@ -1,4 +1,4 @@
-"""The committed rules applied to per-step rows (harness.experiments.real_rules), on small synthetic rows.
+"""The committed rules applied to per-step rows (experiments.real_rules), on small synthetic rows.
 
 Each test is built so that a misapplied rule (the best k instead of the knee, a point estimate
 instead of a paired interval, a search counted where the tool was shown) gives another answer.
@@ -6,8 +6,8 @@ instead of a paired interval, a search counted where the tool was shown) gives a
 import pytest
 
 from harness.core.rates import cluster_bootstrap_interval
-from harness.experiments.real_rules import K_CONFIGS, discovery_rule, estimate, k_rule, measured, query_rule
-from harness.experiments.real_steps import StepRow
+from experiments.real_rules import K_CONFIGS, discovery_rule, estimate, k_rule, measured, query_rule
+from experiments.real_steps import StepRow
 
 SCENARIOS = [f"s{i}" for i in range(40)]
 EXPECTED = {(s, step) for s in SCENARIOS for step in range(2)}

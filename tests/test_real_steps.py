@@ -12,12 +12,12 @@ import pytest
 from real_model_support import needs_model
 
 from harness.selection.catalog import ToolCatalog
-from harness.demo import DemoWorld, demo_tools, load_scenarios
+from workbook.demo import DemoWorld, demo_tools, load_scenarios
 from harness.core.messages import ToolResult
-from harness.providers.local_llama import StepChoice, ToolChoice
-from harness.experiments.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
+from workbook.providers.local_llama import StepChoice, ToolChoice
+from experiments.real_steps import (CONFIGS, StepRow, cases, paired_right, prompt_order, read_rows, report, run_steps,
                                 summarize, verdict)
-from harness.evaluation.scenarios import oracle_steps
+from workbook.evaluation.scenarios import oracle_steps
 
 BY_NAME = {c.name: c for c in CONFIGS}
 
@@ -198,8 +198,8 @@ def recheck_sample(rows):
 @needs_model
 def test_committed_rows_reproduce_on_the_real_model(catalog):
     """Three committed rows (calls and an answer), asked again: the same tools shown, the same choices."""
-    from harness.providers.local_llama import LocalLlamaProvider
-    from harness.experiments.real_steps import ask, load
+    from workbook.providers.local_llama import LocalLlamaProvider
+    from experiments.real_steps import ask, load
 
     picks = recheck_sample(load())
     assert len(picks) == 3 and {r.choice is None for r in picks} == {True, False}, "calls and an answer to re-check"
@@ -214,7 +214,7 @@ def test_committed_rows_reproduce_on_the_real_model(catalog):
 
 
 def test_the_stand_in_answers_the_same_cases_as_the_real_model():
-    from harness.experiments.real_steps import stand_in_rows
+    from experiments.real_steps import stand_in_rows
 
     rows = stand_in_rows(["k=10", "all 74"], splits=("heldout",))
     assert {r.config for r in rows} == {"k=10", "all 74"}
@@ -227,7 +227,7 @@ def test_the_stand_in_answers_the_same_cases_as_the_real_model():
 
 
 def test_step_habits_count_first_steps_and_later_steps_back_on_the_previous_tool():
-    from harness.experiments.real_steps import step_habits
+    from experiments.real_steps import step_habits
 
     def row(step, needed, choice, verdict, kind="task", scenario="s1"):
         return StepRow("k", "g", "dev", scenario, kind, step, needed, [needed], True, choice, verdict, None, None, None, "",

@@ -14,14 +14,14 @@ from real_model_support import needs_model
 
 
 from harness.core.messages import Message, TextBlock, ToolCall
-from harness.demo import load_scenarios
-from harness.evaluation.prompt_cache import CacheRules, cost_summary, found_tools_in_messages, run_cache_use, run_recorded
-from harness.evaluation.scenarios import fresh_demo_catalog
-from harness.experiments import real_tasks
-from harness.experiments.real_tasks import (CONFIGS, GUARDED, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
+from workbook.demo import load_scenarios
+from workbook.evaluation.prompt_cache import CacheRules, cost_summary, found_tools_in_messages, run_cache_use, run_recorded
+from workbook.evaluation.scenarios import fresh_demo_catalog
+from experiments import real_tasks
+from experiments.real_tasks import (CONFIGS, GUARDED, MAX_TURNS, TASK_FAILURES, complete, paired_success, read_rows, report,
                                             row_of, run_tasks, summarize, task_failure)
-from harness.mcp.deferral import loading_strategies
-from harness.providers.offline import OfflineModel
+from workbook.evaluation.loading import loading_strategies
+from workbook.providers.offline import OfflineModel
 from harness.providers.scripted import ScriptedProvider
 
 TOP_K, ALL, TOP_K_SEARCH, SEARCH = CONFIGS
@@ -114,7 +114,7 @@ def test_rows_resume_and_a_cut_line_is_asked_again(tmp_path):
 def test_an_unknown_configuration_is_named_in_one_sentence(tmp_path):
     with pytest.raises(ValueError, match="No way of loading tools is called 'every tool'"):
         asyncio.run(run_tasks(OfflineModel(), tmp_path / "x.jsonl", configs=["every tool"]))
-    with pytest.raises(ValueError, match=r"^No way of loading tools is called 'all tools \+ guard'; .*\(each may end in '\+ loop guard'\)\.$"):
+    with pytest.raises(ValueError, match=r"^No way of loading tools is called 'all tools \+ guard'; .*\(each may end in '\+ loop guard' or '\+ repeat reminder'\)\.$"):
         asyncio.run(run_tasks(OfflineModel(), tmp_path / "x.jsonl", configs=["all tools + guard"]))
 
 
@@ -156,8 +156,8 @@ def fake(config, sid, ok, failure):
 
 STOPPABLE = '''
 import asyncio, sys, threading
-from harness.experiments import real_tasks
-import harness.providers.local_llama as local_llama
+from experiments import real_tasks
+import workbook.providers.local_llama as local_llama
 
 class Blocking:
     """A model whose answer never comes until it is closed, as llama-server's does mid-generation."""
@@ -196,7 +196,7 @@ def test_sigterm_stops_a_run_waiting_on_the_model(tmp_path):
 
 
 def test_the_command_line_runs_the_named_sets_and_configurations_only(tmp_path, monkeypatch, capsys):
-    import harness.providers.local_llama as local_llama
+    import workbook.providers.local_llama as local_llama
 
     class Answering(ScriptedProvider):
         def __init__(self, **options):
@@ -247,7 +247,7 @@ def test_the_command_rebuilds_exactly_the_committed_rows():
 @needs_model
 def test_the_quickest_committed_run_reproduces_on_the_real_model():
     """The committed run that took the fewest seconds, run again: the same calls, the same verdict."""
-    from harness.providers.local_llama import LocalLlamaProvider
+    from workbook.providers.local_llama import LocalLlamaProvider
 
     rows = real_tasks.load()
     assert rows, "the real model's runs are committed"

@@ -11,16 +11,17 @@ from rank_bm25 import BM25Okapi
 from harness.evaluation.datasets import dataset_dir, load_queries, load_tools, missing_data_note, step_queries
 from harness.evaluation.metrics import evaluate
 from harness.retrieval.records import CatalogTool, Query
-from harness.retrieval.bm25 import BM25Retriever
+from harness.retrieval.bm25 import bm25
+from workbook.research.rank_bm25_reference import RankBM25
 from harness.selection.bm25_index import InvertedBM25
 from harness.retrieval.dense import (DenseRetriever, EmbeddingCache, Encoder, dense_available,
                                      dense_unavailable_reason)
 from harness.retrieval.fielded import FieldedBM25
 from harness.retrieval.hybrid import HybridRetriever, rrf
-from harness.retrieval.learned import QueryLogRetriever
-from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
-from harness.retrieval.task import TaskRetriever, clauses
-from harness.retrieval.usage import UsagePriorRetriever, interleave, usage_prior
+from workbook.research.learned import QueryLogRetriever
+from workbook.research.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
+from workbook.research.task import TaskRetriever, clauses
+from workbook.research.usage import UsagePriorRetriever, interleave, usage_prior
 from harness.selection.ranking import exact_name_matches, name_index
 from harness.retrieval.terms import ACTION_SYNONYMS, expand, leading_verbs, synonyms
 from harness.core.text import tokenize
@@ -93,8 +94,8 @@ def check_retriever(r) -> float:
 
 
 LEXICAL = {
-    "bm25": lambda: BM25Retriever(CATALOG),
-    "bm25-inverted": lambda: BM25Retriever(CATALOG, fast=True),
+    "bm25": lambda: bm25(CATALOG),
+    "bm25 (rank_bm25)": lambda: RankBM25(CATALOG),
     "fielded": lambda: FieldedBM25(CATALOG),
     "pizzapi": lambda: PizzaPiRetriever(CATALOG),
     "stackone": lambda: StackOneRetriever(CATALOG),
@@ -108,7 +109,7 @@ def test_lexical_retrievers_beat_random(name):
 
 
 def test_empty_catalog_is_one_clear_error():
-    for make in (BM25Retriever, FieldedBM25, PizzaPiRetriever, StackOneRetriever):
+    for make in (bm25, RankBM25, FieldedBM25, PizzaPiRetriever, StackOneRetriever):
         with pytest.raises(ValueError, match="the catalog is empty"):
             make([])
 
@@ -131,7 +132,7 @@ def test_fast_scorer_equals_rank_bm25_on_a_synthetic_corpus():
 
 
 def test_fast_ranking_equals_rank_bm25_ranking():
-    slow, fast = BM25Retriever(CATALOG), BM25Retriever(CATALOG, fast=True)
+    slow, fast = RankBM25(CATALOG), bm25(CATALOG)
     for q in QUERIES:
         assert fast.rank(q.query) == slow.rank(q.query)
 
@@ -196,9 +197,9 @@ def test_stackone_uses_alpha_as_bm25_share():
     with pytest.raises(ValueError, match="between 0 and 1"):
         StackOneRetriever(CATALOG, alpha=1.5)
     pure_tfidf, pure_bm25 = StackOneRetriever(CATALOG, alpha=0.0), StackOneRetriever(CATALOG, alpha=1.0)
-    bm25 = BM25Retriever(CATALOG, document=lambda t: t.name)  # not the same text, but both rank 'forecast' first
+    by_name = bm25(CATALOG, document=lambda t: t.name)  # not the same text, but both rank 'forecast' first
     assert pure_tfidf.rank("weather forecast")[0] == pure_bm25.rank("weather forecast")[0] == "weather/get_forecast"
-    assert bm25.rank("forecast")[0] == "weather/get_forecast"
+    assert by_name.rank("forecast")[0] == "weather/get_forecast"
 
 
 def test_query_log_learns_from_past_queries_only():
@@ -324,7 +325,7 @@ def test_step_queries_retrieve_on_public_data():
 # --- the benchmark's pieces (lexical retrievers only: seconds) ---------------------------------------
 
 def test_bench_rows_and_table_on_the_synthetic_catalog():
-    from harness.experiments.bench import bench_dataset, bench_table, retrievers, scaled
+    from experiments.bench import bench_dataset, bench_table, retrievers, scaled
 
     rows = bench_dataset(CATALOG, {"synthetic": QUERIES}, retrievers(dense=False), k=5, dense=False, latency_n=3)
     assert [r.retriever for r in rows] == ["bm25", "bm25-fielded", "pizzapi-substring", "stackone-bm25-tfidf"]
@@ -343,7 +344,7 @@ def test_bench_rows_and_table_on_the_synthetic_catalog():
 
 
 def test_bench_usage_row_is_cross_validated():
-    from harness.experiments.bench import bench_usage
+    from experiments.bench import bench_usage
 
     tasks = [Query(f"t{i}", text, gold) for i, (text, gold) in enumerate([
         ("commit history, then save it to log.txt", ("git/git_log", "files/write_file")),
@@ -375,7 +376,7 @@ def test_encoder_keeps_text_vectors_on_disk(tmp_path, monkeypatch):
 
 
 def test_chapter_6_can_leave_out_chapter_8s_zero_shot_rows():
-    from harness.experiments.bench import TABLE, ZERO_SHOT, retrievers
+    from experiments.bench import TABLE, ZERO_SHOT, retrievers
 
     assert set(retrievers(dense=True)) == set(TABLE)
     assert set(retrievers(dense=True, zero_shot=False)) == set(TABLE) - set(ZERO_SHOT)

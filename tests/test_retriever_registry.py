@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS
-from harness.evaluation.datasets import DATASETS, demo_dataset, load_public, missing_data_note
+from harness.evaluation.datasets import DATASETS, load_public, missing_data_note
+from workbook.demo.labels import demo_dataset
 from harness.retrieval import named
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.records import CatalogTool, Query
@@ -51,7 +52,7 @@ def constructions(source: str, classes: set[str]) -> list[tuple[int, str]]:
 
 def test_no_module_outside_retrieval_builds_a_retriever_class_directly():
     classes = retriever_classes()
-    assert {"BM25Retriever", "FieldedBM25", "DenseRetriever", "HybridRetriever", "QueryLogRetriever"} <= classes
+    assert {"FieldedBM25", "DenseRetriever", "HybridRetriever", "QueryLogRetriever"} <= classes
     found = [f"{path.relative_to(ROOT)}:{line} {name}" for path in sorted(HARNESS.rglob("*.py"))
              if path.parent != HARNESS / "retrieval"  # the registry, the classes' own modules, their compositions
              for line, name in constructions(path.read_text(encoding="utf-8"), classes)]
@@ -135,7 +136,7 @@ def test_each_entry_names_its_chapter_and_its_aliases_resolve(name):
 
 def test_tuned_entries_default_to_their_recorded_development_choices():
     """The "tuned" metadata is true: each tuned knob's default is the one chosen on development rows."""
-    from harness.experiments import tuning, zero_shot
+    from experiments import tuning, zero_shot
 
     record = tuning.recorded()
     tuned = [n for n, e in named.REGISTRY.items() if e.constants == "tuned"]
@@ -162,7 +163,7 @@ def test_search_help_lists_every_name_with_its_metadata():
 
 
 def test_tuning_help_prints_help_and_writes_nothing(tmp_path, monkeypatch):
-    from harness.experiments import tuning
+    from experiments import tuning
 
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
@@ -186,24 +187,26 @@ def fixture_catalogs() -> dict[str, tuple[list[CatalogTool], list[str]]]:
 
 
 @pytest.mark.parametrize("catalog", ["demo", *DATASETS])
-def test_bm25_rankings_are_the_same_from_rank_bm25_and_the_inverted_index(catalog):
+def test_bm25_rankings_are_the_same_from_rank_bm25_and_the_librarys_inverted_index(catalog):
+    """The reference (rank_bm25) lives beside the tests and the chapters, not in the library: the library's one BM25
+    must rank every tool, ties included, exactly where rank_bm25 puts it."""
+    from workbook.research.rank_bm25_reference import RankBM25
+
     catalogs = fixture_catalogs()
     if catalog not in catalogs:
         pytest.skip(missing_data_note(catalog))
     tools, texts = catalogs[catalog]
-    slow = named.make_retriever("bm25", tools)
-    fast, inverted = named.make_retriever("bm25", tools, fast=True), named.make_retriever("bm25-inverted", tools)
-    assert fast.name == "bm25" and inverted.name == "bm25-inverted"
+    reference, ours = RankBM25(tools), named.make_retriever("bm25", tools)
+    assert ours.name == "bm25"
     for text in [*texts, "file", "the a of"]:
-        reference = slow.rank(text)  # the whole ranking: every tied tool in its place
-        assert fast.rank(text) == reference and inverted.rank(text) == reference, text
+        assert ours.rank(text) == reference.rank(text), text  # the whole ranking: every tied tool in its place
 
 
 # --- committed artefacts reproduce through the registry ---------------------------------------------
 
 def test_tuning_record_reproduces_on_the_demo_world():
-    """harness/data/tuning.json: every lexical setting's demo-dev score, rebuilt through tuning's builders."""
-    from harness.experiments import tuning
+    """experiments/data/tuning.json: every lexical setting's demo-dev score, rebuilt through tuning's builders."""
+    from experiments import tuning
 
     sets = {"demo-dev": tuning.development_sets()["demo-dev"]}
     build = tuning.builders()
@@ -215,9 +218,9 @@ def test_tuning_record_reproduces_on_the_demo_world():
 
 @needs_dense
 def test_zero_shot_results_reproduce_on_the_demo_world():
-    """harness/data/zero_shot_results.json: every idea's per-query test values on the demo world."""
-    from harness.experiments import zero_shot
-    from harness.retrieval.rerank import LinearModel
+    """experiments/data/zero_shot_results.json: every idea's per-query test values on the demo world."""
+    from experiments import zero_shot
+    from workbook.research.rerank import LinearModel
 
     results = zero_shot.load_results()
     cat = zero_shot.catalogs()["demo"]

@@ -3,7 +3,7 @@ from harness.selection.catalog import ToolCatalog
 from harness.mcp.suspicious import flag_suspicious
 from harness.core.registry import ToolRegistry
 from harness.core.tools import Tool
-from harness.workbook.views.explorer import ranking_html, ranking_rows
+from workbook.views.explorer import ranking_html, ranking_rows
 
 EMPTY = {"type": "object", "properties": {}}
 CHINESE = Tool("bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表", EMPTY, fn=lambda: "ok")

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from harness.retrieval.records import CatalogTool, Query
-from harness.evaluation.scale_curve import _catalogs, breaks_at, prefixed, scale_curve
+from workbook.evaluation.scale_curve import _catalogs, breaks_at, prefixed, scale_curve
 
 WORDS = [f"w{i}" for i in range(80)]
 

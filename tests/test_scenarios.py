@@ -6,10 +6,10 @@ from conftest import SMALL_TOOLS, run
 from harness.selection.agent import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import discovery_tool
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 from harness.selection.queries import query_from_transcript, query_from_user_message
 from harness.selection.ranking import Selector
-from harness.evaluation.scenarios import (in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate, summarize,
+from workbook.evaluation.scenarios import (in_order, judge, oracle_steps, per_step_recall, run_scenarios, success_rate, summarize,
                                tools_right)
 
 
@@ -59,7 +59,7 @@ def test_task_success_with_and_without_discovery_on_fresh_catalogs():
 
 
 def test_summary_carries_both_judgements_with_intervals():
-    from harness.demo import demo_tools, load_scenarios
+    from workbook.demo import demo_tools, load_scenarios
 
     dev = load_scenarios("dev")[:6]
     runs = run(run_scenarios(OfflineModel(), lambda: ToolCatalog(demo_tools()), dev))
@@ -70,7 +70,7 @@ def test_summary_carries_both_judgements_with_intervals():
 
 
 def test_narrated_steps_announce_the_next_step():
-    from harness.evaluation.scenarios import narrated_steps
+    from workbook.evaluation.scenarios import narrated_steps
 
     ts = narrated_steps("Make a report", ["get the news", "write it up"])
     assert len(ts) == 2 and ts[0].user_texts() == ["Make a report"] and len(ts[0]) == 1
@@ -89,7 +89,7 @@ def test_discovery_tokens_and_per_catalog_loop_arguments():
 
 
 def test_knee_is_the_smallest_setting_near_the_best():
-    from harness.evaluation.scenarios import knee
+    from workbook.evaluation.scenarios import knee
 
     assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66, 30: 0.6}) == 10
     assert knee({3: 0.1, 7: 0.5, 10: 0.62, 20: 0.66}, tolerance=0.0) == 20

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS, run
-from harness.selection.agent import Deferral, TurnEvent, arun
+from harness.selection.agent import Deferral, LoopSettings, TurnEvent, arun
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch
 from harness.evaluation.metrics import evaluate
 from harness.mcp.client import MCPHub
-from harness.mcp.servers import server_entry
+from workbook.servers import server_entry
 from harness.mcp.tool_search import mcp_search
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 from harness.selection.ranking import Selector, exact_name_matches, name_index
 from harness.retrieval.dense import dense_unavailable_reason
 from harness.retrieval.named import ALIASES, make_retriever, maker, needs_embeddings, retriever_names
@@ -121,7 +121,7 @@ def test_the_catalog_by_name_ranks_as_toolcatalog_does():
 def test_each_retriever_chooses_the_tools_of_every_turn_in_arun(name):
     ranker = make_retriever(name, SMALL_TOOLS)
     events: list[TurnEvent] = []
-    result = run(arun(OfflineModel(), Selector(ranker, SMALL_TOOLS, k=3), TASK, on_event=events.append))
+    result = run(arun(OfflineModel(), Selector(ranker, SMALL_TOOLS, k=3), TASK, settings=LoopSettings(on_event=events.append)))
     assert result.succeeded() == ["read_file", "post_message"], (name, result.calls())
     for ev in events:  # what the model saw is what this retriever ranked first for that turn's query
         assert ev.tool_names == ranker.rank(ev.query, 3)
@@ -156,7 +156,7 @@ def test_each_retriever_ranks_mcp_search_tools_over_real_servers(tmp_path):
     """The workbook's notes server, deferred; the stand-in searches and calls it, ranked by each retriever."""
     config = {"mcpServers": {"notes": server_entry("notes", deferLoading=True),
                              "tickets": server_entry("tickets", deferLoading=True)}}
-    names = [n for n in retriever_names() if n != "bm25-inverted"]
+    names = retriever_names()
 
     async def session():
         out = {}

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from harness.workbook.views.selfcheck import Question, SelfCheck, grade, self_check, static_html
+from workbook.views.selfcheck import Question, SelfCheck, grade, self_check, static_html
 
 CACHE = Question("Where should found tools go so that the prompt cache survives?",
                  ("First in the tools block", "After the conversation so far", "In the system prompt"), 1,

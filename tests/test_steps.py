@@ -1,7 +1,7 @@
-"""The one quoted-value pattern and step splitter (harness.core.steps)."""
-from harness.demo import demo_tools, load_demo_queries
-from harness.providers.offline_args import fill_arguments
-from harness.core.steps import quoted_values, split_steps
+"""The one quoted-value pattern and step splitter (workbook.steps)."""
+from workbook.demo import demo_tools, load_demo_queries
+from workbook.providers.offline_args import fill_arguments
+from workbook.steps import quoted_values, split_steps
 
 
 def test_an_apostrophe_is_not_a_quote():

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from harness.mcp.mcp_tool import MCPTool
-from harness.mcp.suspicious import (flag_definition, flag_name, flag_suspicious, flag_tool, fresh_rewordings,
-                                     measure_detector, poisoning_corpus)
+from harness.mcp.suspicious import flag_definition, flag_name, flag_suspicious, flag_tool
+from workbook.evaluation.poisoning import fresh_rewordings, measure_detector, poisoning_corpus
 from harness.core.rates import Rate, wilson_interval
 from harness.evaluation.datasets import DATASETS, dataset_dir, load_tools
 

@@ -11,7 +11,7 @@ import tempfile
 from conftest import run
 from harness.core import temp_folders
 from harness.mcp.client import MCPHub
-from harness.mcp.servers import workbook_servers_config
+from workbook.servers import workbook_servers_config
 
 
 def dead_pid() -> int:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness.retrieval.records import CatalogTool, Query
-from harness.experiments import tuning
+from experiments import tuning
 
 
 class _Fixed:

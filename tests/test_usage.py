@@ -1,7 +1,7 @@
 """Prompt-cache tokens survive every step from the provider's reply to a run's total.
 
 Anthropic bills cache writes at a premium and cache reads at a tenth of the input price
-(:mod:`harness.evaluation.prompt_cache`), so a total that drops them understates a cached run's
+(:mod:`workbook.evaluation.prompt_cache`), so a total that drops them understates a cached run's
 reads and a first run's writes.
 """
 from __future__ import annotations

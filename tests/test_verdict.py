@@ -1,9 +1,9 @@
-"""The README's verdict table is what harness.experiments.verdict measures now, row by row (issue 17), and
+"""The README's verdict table is what experiments.verdict measures now, row by row (issue 17), and
 what the chapters it cites print (issue 26, defect 5).
 
 Each row is measured again here and compared with the README's line for its claim: a change to
 the package, the committed sweep or the scenarios that moves a number fails this test until
-``python -m harness.experiments.verdict --write README.md`` is run and the new table committed. Rows that need
+``python -m experiments.verdict --write README.md`` is run and the new table committed. Rows that need
 the public data or the embedding extra are compared where those are present and skip, saying
 why, where they are not.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments import verdict
+from experiments import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -35,8 +35,8 @@ def test_the_readme_row_is_measured_now(make):
     row = make()
     assert row.needs is None, row.needs
     written = verdict.readme_rows(README)
-    assert row.claim in written, f"the README has no row for {row.claim!r}: run python -m harness.experiments.verdict --write README.md"
-    assert written[row.claim] == line_of(row), "the README's verdict row drifted: run python -m harness.experiments.verdict --write README.md"
+    assert row.claim in written, f"the README has no row for {row.claim!r}: run python -m experiments.verdict --write README.md"
+    assert written[row.claim] == line_of(row), "the README's verdict row drifted: run python -m experiments.verdict --write README.md"
 
 
 @pytest.mark.parametrize("make", verdict.NEED_DATA, ids=lambda f: f.__name__)
@@ -45,7 +45,7 @@ def test_the_readme_row_needing_public_data_is_measured_now(make):
     if row.needs is not None:
         pytest.skip(f"{row.claim}: {row.measured}")
     assert verdict.readme_rows(README)[row.claim] == line_of(row), \
-        "the README's verdict row drifted: run python -m harness.experiments.verdict --write README.md"
+        "the README's verdict row drifted: run python -m experiments.verdict --write README.md"
 
 
 def test_the_readme_holds_every_claim_once_in_order():

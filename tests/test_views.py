@@ -1,14 +1,14 @@
 from conftest import run
 from harness.selection.agent import arun
 from harness.selection.catalog import ToolCatalog
-from harness.evaluation.cliff import AccuracyPoint
+from workbook.evaluation.cliff import AccuracyPoint
 from harness.selection.discovery import discovery_tool
-from harness.providers.offline import OfflineModel
+from workbook.providers.offline import OfflineModel
 from harness.selection.ranking import Selector
 from harness.core.tools import Tool
-from harness.workbook.views.cliff_view import cliff_at, cliff_slider
-from harness.workbook.views.explorer import query_explorer, ranking_html, ranking_rows
-from harness.workbook.views.timeline import timeline_html, timeline_rows, turn_timeline
+from workbook.views.cliff_view import cliff_at, cliff_slider
+from workbook.views.explorer import query_explorer, ranking_html, ranking_rows
+from workbook.views.timeline import timeline_html, timeline_rows, turn_timeline
 
 
 def test_ranking_rows_explain_each_score(small_tools):
@@ -62,15 +62,15 @@ def test_cliff_view():
 
 
 def test_cliff_view_shows_an_interval_and_chance():
-    from harness.evaluation.cliff import RatePoint
+    from workbook.evaluation.cliff import RatePoint
 
     pts = [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)]
     assert "0.50 (95 % CI 0.40–0.60; chance 0.03)" in cliff_at(40, pts)
 
 
 def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_beside_tokens_and_chance():
-    from harness.evaluation.cliff import RatePoint
-    from harness.workbook.views.cliff_view import rate_table
+    from workbook.evaluation.cliff import RatePoint
+    from workbook.views.cliff_view import rate_table
 
     curves = {"all": [RatePoint(5, 0.9, 0.85, 0.95, 100, 400.0), RatePoint(40, 0.5, 0.4, 0.6, 100, 3200.0)],
               "literal": [RatePoint(5, 1.0, 1.0, 1.0, 7, 400.0), RatePoint(40, 0.25, 0.0, 0.5, 8, 3200.0)]}
@@ -83,8 +83,8 @@ def test_rate_table_lines_up_each_kind_s_rate_interval_and_requests_beside_token
 
 
 def test_runs_table_puts_each_configuration_s_row_under_one_header():
-    from harness.evaluation.scenarios import RunsSummary
-    from harness.workbook.views.runs_table import runs_table
+    from workbook.evaluation.scenarios import RunsSummary
+    from workbook.views.runs_table import runs_table
 
     rows = {("dev", "k = 10"): RunsSummary(44, 0.41, 0.27, 0.57, 3.2, 2653.0, 0.0, 0.39, 0.25, 0.55),
             ("held-out", "every tool shown"): RunsSummary(26, 0.04, 0.0, 0.12, 2.4, 14388.0, 0.0, 0.08, 0.0, 0.19)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run_pytest
-from harness.mcp.landscape import default_node_dir
+from workbook.landscape import default_node_dir
 
 START_NODE_SERVERS = [f"notebooks/{name}.ipynb" for name in
                       ("00_start_here", "05_mcp_integration", "05b_mcp_operations", "07_use_it_in_your_agent")]

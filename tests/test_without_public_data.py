@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest
-from harness.providers.local_llama import find_install
+from workbook.providers.local_llama import find_install
 from harness.evaluation.datasets import DATASETS, dataset_dir
 
 ROOT = Path(__file__).resolve().parents[1]

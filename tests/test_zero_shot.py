@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from harness.retrieval.dense import CACHE_ENV, DenseRetriever, Encoder
-from harness.retrieval.expansion import QuestionCache, expanded, name_words, rule_questions
+from workbook.research.expansion import QuestionCache, expanded, name_words, rule_questions
 from harness.core.text import first_sentence
-from harness.retrieval.hierarchical import HierarchicalRetriever, server_records
+from workbook.research.hierarchical import HierarchicalRetriever, server_records
 from harness.retrieval.hybrid import HybridRetriever
 from harness.retrieval.named import retriever_names
-from harness.retrieval.planning import PlannedRetriever
+from workbook.research.planning import PlannedRetriever
 from harness.retrieval.records import CatalogTool, Query
-from harness.retrieval.rerank import FEATURES, FeatureExtractor, LinearModel, RerankRetriever, fit, load_model, training_rows
-from harness.experiments.zero_shot import BASELINE, METRIC, load_results, summary
+from workbook.research.rerank import FEATURES, FeatureExtractor, LinearModel, RerankRetriever, fit, load_model, training_rows
+from experiments.zero_shot import BASELINE, METRIC, load_results, summary
 from harness.core.text import tokenize
 
 
@@ -190,7 +190,7 @@ def test_the_committed_results_cover_every_dataset_and_idea():
     for dataset, by_name in results["values"].items():
         assert BASELINE in by_name and "rerank-lr" in by_name and "hierarchical" in by_name
         assert all(len(v) == len(results["qids"][dataset]) for v in by_name.values())
-    assert results["command"].startswith("python -m harness.experiments.zero_shot")
+    assert results["command"].startswith("python -m experiments.zero_shot")
 
 
 def test_the_new_retrievers_have_names():

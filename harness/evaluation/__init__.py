@@ -1,5 +1,6 @@
-"""Measuring: retrieval metrics, labelled data and splits, scenarios and task success, the tool
-cliff, the scale curve, prompt caching, public catalogs as tools.
+"""Measuring retrieval: labelled data (the shared format, public or your own), development/test splits, and the
+metrics — recall, completeness, MRR, nDCG — with intervals.
 
-Introduced in Chapters 1, 3, 5, 6 and 8; imports the layers it measures, never the experiments.
+Introduced in Chapter 6a. The chapters' other measurements (scenarios judged on effects, the tool cliff, prompt
+caching, the scale curve) are the workbook's: :mod:`workbook.evaluation`.
 """

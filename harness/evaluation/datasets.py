@@ -269,26 +269,6 @@ def step_queries(queries: Iterable[Query]) -> list[Query]:
     return out
 
 
-# --- the demo world ----------------------------------------------------------------------------
-
-def demo_queries(kind: str | None = None) -> list[Query]:
-    """The demo world's labelled queries (only the ``kind`` given: "literal" or "paraphrase") as
-    :class:`Query` records — the one place a :class:`harness.demo.LabelledQuery` becomes one."""
-    from harness.demo import load_demo_queries  # written alongside; imported only when asked
-
-    if kind not in (None, "literal", "paraphrase"):
-        raise ValueError(f"kind must be 'literal', 'paraphrase' or None, got {kind!r}.")
-    return [Query(qid=q.qid, query=q.query, gold=tuple(q.gold)) for q in load_demo_queries()
-            if kind is None or q.kind == kind]
-
-
-def demo_dataset() -> tuple[list[CatalogTool], list[Query]]:
-    """The demo world's tools and labelled queries as catalog records (needs ``harness.demo``)."""
-    from harness.demo import demo_tools
-
-    return [CatalogTool.from_tool(t) for t in demo_tools()], demo_queries()
-
-
 # --- downloading the public sources ------------------------------------------------------------
 
 _RAW = "https://raw.githubusercontent.com"

@@ -9,8 +9,8 @@ Introduced in Chapter 5 (MCP integration). One module per idea:
 * :mod:`~harness.mcp.deferral` and :mod:`~harness.mcp.tool_search` — what stays out of the
   prompt, and the pinned tool that brings it back;
 * :mod:`~harness.mcp.suspicious` — flags for descriptions that address the model;
-* :mod:`~harness.mcp.status` — the session at a glance; :mod:`~harness.mcp.landscape` — real
-  third-party servers in a sandbox; :mod:`~harness.mcp.servers` — the workbook's own servers;
+* :mod:`~harness.mcp.status` — the session at a glance (the workbook's own servers and its sandbox of real
+  third-party ones are :mod:`workbook.servers` and :mod:`workbook.landscape`);
 * :mod:`~harness.mcp.server_search` — the same tools behind Anthropic's server-side tool search;
 * :mod:`~harness.mcp.proxy.server` (Chapter 7) — ``harness serve``, the search as an MCP server in front of
   many; :mod:`~harness.mcp.proxy.client` and :mod:`~harness.mcp.proxy.measure` — an agent through it,
@@ -21,8 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Exports load on first use: a server process started as ``python -m harness.mcp.servers.X``
-# imports this package first and should not pay for the client side it never uses.
+# Exports load on first use: a process that needs one module should not pay for the client side it never uses.
 _EXPORTS = {
     "MCPCallError": "client", "MCPHub": "client", "ServerStatus": "client",
     "MCPConfig": "config", "MCPConfigError": "config", "ServerConfig": "config", "load_config": "config",
@@ -30,7 +29,6 @@ _EXPORTS = {
     "MCPTool": "mcp_tool", "NameTable": "names", "flag_suspicious": "suspicious", "flag_tool": "suspicious",
     "SEARCH_TOOL_NAME": "tool_search", "mcp_search": "tool_search",
     "session_status": "status", "status_html": "status", "status_widget": "status",
-    "landscape_config": "landscape", "prepare_sandbox": "landscape",
     "deferred_tools_param": "server_search", "run_with_server_search": "server_search",
     "ToolProxy": "proxy.server", "ProxyTools": "proxy.client",
 }

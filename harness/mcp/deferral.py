@@ -13,14 +13,10 @@ reach this module: deferred means "not shown yet", disabled means "does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence, TypedDict
+from typing import Mapping, Sequence
 
 from harness.core.tokens import DEFAULT_ENCODING, tool_tokens
 from harness.core.tools import Tool
-from harness.selection.catalog import ToolCatalog
-from harness.selection.ranking import Selector, DEFAULT_K
-from harness.selection.agent import Deferral
-from harness.selection.discovery import ToolSearch
 
 
 @dataclass(frozen=True)
@@ -96,45 +92,3 @@ def plan_deferral(
             reasons[server] = f"all MCP tools: {total:,} tokens {relation} threshold {policy.threshold:,}"
         (deferred if defer else loaded).extend(t.name for t in tools)
     return DeferralPlan(tokens, tuple(loaded), tuple(deferred), policy.threshold, reasons)
-
-
-# --- three ways to load tools, compared end to end (Chapter 5, "Success and cost") ----------------
-
-class LoadingStrategy(TypedDict, total=False):
-    """What :func:`harness.evaluation.scenarios.run_scenarios` takes to run one way of loading tools:
-    ``selector`` (per-turn choice over the catalog) and ``deferral`` (tools loaded during a run)."""
-
-    selector: Callable[[ToolCatalog], Selector]
-    deferral: Callable[[ToolCatalog], Deferral]
-
-
-def _nothing_per_turn(catalog: ToolCatalog) -> Selector:
-    return Selector.over(ToolCatalog([]))
-
-
-def _every_tool(catalog: ToolCatalog) -> Deferral:
-    tools = list(catalog.tools)
-    return Deferral(extra_tools=lambda: tools)
-
-
-def _deferred_search(catalog: ToolCatalog, keep_loaded: bool = True) -> Deferral:
-    search = ToolSearch([], catalog.tools, keep_loaded=keep_loaded)
-    return search.deferral(known=[t.name for t in catalog.tools], hint="Call search_tools to load it.")
-
-
-def _search_beside(catalog: ToolCatalog) -> Deferral:
-    return ToolSearch([], catalog.tools).deferral()
-
-
-def loading_strategies(k: int | None = None) -> dict[str, LoadingStrategy]:
-    """Every tool on every turn (in one fixed order); BM25's top ``k`` per turn (the transcript
-    query, :data:`harness.selection.ranking.DEFAULT_K` when None); every tool deferred behind ``search_tools``
-    with found tools kept loaded for the session; and the top ``k`` with ``search_tools`` pinned beside them
-    (Chapter 4's ranked discovery tool: what it finds is callable for the session)."""
-    k = DEFAULT_K if k is None else k
-    return {
-        "all tools": {"selector": _nothing_per_turn, "deferral": _every_tool},
-        f"per-turn top-{k}": {"selector": lambda c: Selector.over(c, k=k)},
-        "deferred search, keep loaded": {"selector": _nothing_per_turn, "deferral": _deferred_search},
-        f"per-turn top-{k} + search_tools": {"selector": lambda c: Selector.over(c, k=k), "deferral": _search_beside},
-    }

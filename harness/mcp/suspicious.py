@@ -38,10 +38,8 @@ A learned component was tried and left out: all-MiniLM-L6-v2 embeddings of whole
 a logistic regression trained on this corpus against the real definitions caught far fewer of the
 corpus's rows (out of fold, at a 1 % false-alarm rate on real definitions) than the rules.
 
-Chapter 5b measures recall on a corpus of poisoned descriptions (``harness/data/poisoning_corpus.jsonl``,
-with a held-out part the rules were not written against), on rewordings written after the rules were
-frozen (``harness/data/poisoning_fresh.jsonl``, with tricky benign descriptions), and the false-alarm
-rate on 3,788 real tool definitions.
+Chapter 5b measures recall on a corpus of poisoned descriptions, on rewordings written after the rules
+were frozen, and the false-alarm rate on 3,788 real tool definitions (:mod:`workbook.evaluation.poisoning`).
 """
 from __future__ import annotations
 
@@ -49,17 +47,10 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from typing import Iterable
 
-from harness.core.rates import Rate
 from harness.core.tools import Tool
 from harness.core.json_types import JSON, JSONObject
-
-#: Poisoned descriptions with their attack class, source and split (package data, so it installs).
-CORPUS_FILE = resources.files("harness.data").joinpath("poisoning_corpus.jsonl")
-#: Poisoned and tricky benign rewordings written after the rules were frozen, each naming that commit.
-FRESH_FILE = resources.files("harness.data").joinpath("poisoning_fresh.jsonl")
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
@@ -566,95 +557,3 @@ def flag_tool(t: Tool, others: Iterable[Tool | str] = ()) -> list[str]:
 
     name_flags = [f"tool name: {f}" for f in flag_name(shown(t), (shown(o) for o in others))]
     return name_flags + flag_definition(t.description, t.input_schema)
-
-
-def poisoning_corpus() -> list[JSONObject]:
-    """The poisoned descriptions Chapter 5 measures recall on: id, round, split, attack_class, source, text.
-
-    Rows were written in rounds. A round's ``heldout`` rows were written before that round's rules
-    and run once; rows that were read afterwards and used to widen the rules are ``dev``. Round 1
-    wrote the published attacks' phrasings; rounds 2–6 wrote fresh paraphrases of the same classes (round 5
-    was held out until the intent rules were written from it, round 6 was written to widen them).
-    """
-    lines = CORPUS_FILE.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def fresh_rewordings() -> list[JSONObject]:
-    """Rewordings written after the rules were frozen: id, poisoned, intent, written_after (the frozen
-    commit), text. They are scored as they stand; no rule was changed after they were first run."""
-    lines = FRESH_FILE.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-#: What a round's rows are, for the report a learner reads (round 1 wrote the published phrasings).
-_ROWS_OF_ROUND = {1: "the published attacks' phrasings"}
-
-
-@dataclass(frozen=True)
-class DetectorReport:
-    """Recall on the poisoning corpus (dev and held-out apart) and on the fresh rewordings, false alarms on
-    the fresh tricky benign rewordings and on real tools."""
-
-    recall_dev: Rate
-    recall_heldout: Rate
-    heldout_by_round: dict[int, Rate]  # the held-out part by the round that wrote it
-    heldout_by_class: dict[str, Rate]
-    false_positives: Rate | None  # None when no real definitions were given
-    missed: list[str]  # corpus ids not flagged
-    flagged_real: list[str]  # ids of real definitions that were flagged
-    fresh_recall: Rate  # poisoned rewordings written after the freeze that were flagged
-    fresh_by_intent: dict[str, Rate]
-    fresh_benign_flagged: Rate  # tricky benign rewordings that were flagged (false alarms)
-    fresh_missed: list[str]
-    fresh_benign_hits: list[str]
-
-    def __str__(self) -> str:
-        lines = [f"recall, dev part (rules written against it): {self.recall_dev}",
-                 f"recall, held-out part (not used to write rules): {self.recall_heldout}"]
-        lines += [f"  held-out rows in {_ROWS_OF_ROUND.get(n, f'paraphrase set {n - 1}')}: {rate}"
-                  for n, rate in self.heldout_by_round.items()]
-        lines += [f"  held-out {kind} rows: {rate}" for kind, rate in self.heldout_by_class.items()]
-        lines.append(f"recall on rewordings written after the rules were frozen: {self.fresh_recall}")
-        lines += [f"  {kind} rewordings: {rate}" for kind, rate in self.fresh_by_intent.items()]
-        lines.append(f"tricky benign rewordings flagged: {self.fresh_benign_flagged}")
-        lines.append(f"false positives on real tool definitions: {self.false_positives}" if self.false_positives
-                     else "false positives: no real tool definitions given (public data absent), not measured")
-        return "\n".join(lines)
-
-
-def measure_detector(real: Iterable[tuple[str, str, JSON]] = ()) -> DetectorReport:
-    """Measure the detector: recall on :func:`poisoning_corpus`, false positives on ``real``
-    definitions given as (id, description, input_schema) — tools presumed clean."""
-    corpus = poisoning_corpus()
-    caught = {row["id"]: bool(flag_suspicious(row["text"])) for row in corpus}
-    split = {s: [row["id"] for row in corpus if row["split"] == s] for s in ("dev", "heldout")}
-    flagged, n = [], 0
-    for tool_id, description, schema in real:
-        n += 1
-        if flag_definition(description, schema):
-            flagged.append(tool_id)
-    held = [row for row in corpus if row["split"] == "heldout"]
-    fresh = fresh_rewordings()
-    fresh_hit = {row["id"]: bool(flag_suspicious(row["text"])) for row in fresh}
-    poisoned = [row for row in fresh if row["poisoned"]]
-    benign = [row for row in fresh if not row["poisoned"]]
-
-    def rate(rows: list[JSONObject]) -> Rate:
-        return Rate(sum(caught[row["id"]] for row in rows), len(rows))
-
-    return DetectorReport(
-        recall_dev=Rate(sum(caught[i] for i in split["dev"]), len(split["dev"])),
-        recall_heldout=Rate(sum(caught[i] for i in split["heldout"]), len(split["heldout"])),
-        heldout_by_round={n: rate([r for r in held if r["round"] == n]) for n in sorted({r["round"] for r in held})},
-        heldout_by_class={k: rate([r for r in held if r["attack_class"] == k]) for k in sorted({r["attack_class"] for r in held})},
-        false_positives=Rate(len(flagged), n) if n else None,
-        missed=[i for i, ok in caught.items() if not ok],
-        flagged_real=flagged,
-        fresh_recall=Rate(sum(fresh_hit[r["id"]] for r in poisoned), len(poisoned)),
-        fresh_by_intent={k: Rate(sum(fresh_hit[r["id"]] for r in poisoned if r["intent"] == k),
-                                 sum(r["intent"] == k for r in poisoned)) for k in dict.fromkeys(r["intent"] for r in poisoned)},
-        fresh_benign_flagged=Rate(sum(fresh_hit[r["id"]] for r in benign), len(benign)),
-        fresh_missed=[r["id"] for r in poisoned if not fresh_hit[r["id"]]],
-        fresh_benign_hits=[r["id"] for r in benign if fresh_hit[r["id"]]],
-    )

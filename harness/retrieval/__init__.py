@@ -6,8 +6,10 @@ contract, :class:`harness.selection.ranking.Ranker` (``rank(query, k=None) -> li
 first), so :func:`harness.evaluation.metrics.evaluate` and ``harness bench`` compare them on equal terms and a
 :class:`harness.selection.ranking.Selector` lets any of them choose an agent's tools.
 :func:`harness.retrieval.named.make_retriever` builds one by name from the one registry,
-:data:`harness.retrieval.named.REGISTRY`, which every consumer builds through (CLI, benchmark, scale curve,
-tuning, Chapter 8's measurement, the proxy): **adding a retriever is one entry in the registry** — its
-maker and metadata; only this package constructs retriever classes (a test scans for it). Modules are imported directly
+:data:`harness.retrieval.named.REGISTRY`, which every consumer builds through (CLI, search, the proxy, and the
+workbook's benchmark and measurements): the library holds BM25, fielded BM25, dense MiniLM and their hybrid;
+**adding a retriever is** :func:`~harness.retrieval.named.register` of one entry — its maker and metadata — which
+is how the workbook's research retrievers join (``import workbook.research``). Inside the library only this
+package constructs retriever classes (a test scans for it). Modules are imported directly
 (``from harness.retrieval.fielded import FieldedBM25``) so the dense ones load their model only when asked.
 """

@@ -206,7 +206,7 @@ class DenseRetriever:
     @classmethod
     def from_vectors(cls, ids: Sequence[str], matrix: np.ndarray, encoder: Encoder) -> "DenseRetriever":
         """A retriever over vectors already embedded (one row per id): many sub-catalogs of one embedded
-        pool, as the scale curve (:mod:`harness.evaluation.scale_curve`) builds them, without reading the cache again."""
+        pool, as the scale curve (:mod:`workbook.evaluation.scale_curve`) builds them, without reading the cache again."""
         if len(ids) != len(matrix) or not len(ids):
             raise ValueError(f"One vector per tool is needed, got {len(ids)} ids and {len(matrix)} vectors.")
         made = cls.__new__(cls)

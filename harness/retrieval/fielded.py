@@ -10,7 +10,7 @@ terms are weighted too: the verbs that open most of *this* catalog's tool names 
 synonyms at half weight, abbreviations are expanded on both sides. (A tool the query names
 exactly is put first by the :class:`~harness.selection.ranking.Selector`, not here.) The name weight and ``verb_weight`` were chosen on development queries only
 (LiveMCPBench's, the demo world's and ToolLens', never their test queries) from six settings, by
-the procedure of :mod:`harness.experiments.tuning`: the name weighs as much as the description
+the procedure of :mod:`experiments.tuning`: the name weighs as much as the description
 (the earlier default, double, was no better there); the other weights are round values, not tuned.
 """
 from __future__ import annotations

@@ -5,9 +5,12 @@ Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``).
 A name is what a user types (``harness search QUERY --retriever hybrid``), what a table row says
 and what every part of the package builds: the CLI and its ``--help``, the benchmark and its
 ``tuned`` column, the scale curve, tuning, Chapter 8's measurement, the proxy and the selector all
-go through :func:`make_retriever`, so one name means one piece of code everywhere. **Adding a
-retriever is one entry in** :data:`REGISTRY`: its maker and its metadata — its kind, whether it
-needs the embedding extra, where its constants come from, the chapter that introduces it, its aliases.
+go through :func:`make_retriever`, so one name means one piece of code everywhere. The library
+registers the retrievers a user would pick — BM25 (Chapter 2's catalog, and over name and
+description), fielded BM25, dense MiniLM and their hybrid; **adding one is** :func:`register` of an
+:class:`Entry` — its maker and its metadata: its kind, whether it needs the embedding extra, where its
+constants come from, the chapter that introduces it, its aliases. The workbook's research retrievers
+register themselves that way (``import workbook.research``), outside the library.
 
 A maker takes the catalog's records (:class:`~harness.retrieval.records.CatalogTool`; harness
 :class:`~harness.core.tools.Tool` objects are converted here, once, by :meth:`CatalogTool.from_tool`),
@@ -24,31 +27,22 @@ from typing import Any, Callable, Literal, Mapping, Sequence, Union, cast
 
 import numpy as np
 
-from harness.selection.ranking import Ranker, Scorer
-from harness.retrieval.bm25 import BM25Retriever
-from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
-from harness.retrieval.expansion import expanded
-from harness.retrieval.model_documents import with_committed_documents
-from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
-from harness.retrieval.hierarchical import HierarchicalRetriever
-from harness.retrieval.hybrid import HybridRetriever
-from harness.retrieval.learned import QueryLogRetriever
-from harness.retrieval.planning import PlannedRetriever
-from harness.retrieval.records import CatalogTool
-from harness.retrieval.rerank import RerankRetriever
-from harness.retrieval.systems import PizzaPiRetriever, StacklokRetriever, StackOneRetriever
-from harness.retrieval.task import TaskRetriever
-from harness.retrieval.usage import UsagePriorRetriever
 from harness.core.tools import Tool
+from harness.retrieval.bm25 import bm25
+from harness.retrieval.dense import DenseRetriever, Encoder, dense_unavailable_reason
+from harness.retrieval.fielded import DEFAULT_WEIGHTS, FieldedBM25
+from harness.retrieval.hybrid import HybridRetriever
+from harness.retrieval.records import CatalogTool
+from harness.selection.ranking import Ranker
 
 Kind = Literal["lexical", "dense", "hybrid", "published system", "zero-shot idea", "learned"]
 #: Where a retriever's constants come from: a library's or a paper's defaults, a named system's published
-#: rule, a choice on development rows (``harness/data/tuning.json``, Chapter 8's ``zero_shot_results.json``),
+#: rule, a choice on development rows (``experiments/data/tuning.json``, Chapter 8's ``zero_shot_results.json``),
 #: or a log it learns from.
 Constants = Literal["library", "published", "tuned", "learned"]
 CONSTANTS: dict[str, str] = {"library": "library or paper defaults", "published": "the system's published constants",
                              "tuned": "tuned on development rows", "learned": "learned from labelled queries (a log)"}
-#: What the benchmark's ``tuned`` column says for each (:mod:`harness.experiments.bench`).
+#: What the benchmark's ``tuned`` column says for each (:mod:`experiments.bench`).
 BENCH_TUNED: dict[str, str] = {"library": "-", "published": "published", "tuned": "dev", "learned": "dev"}
 Maker = Callable[..., Ranker]
 
@@ -92,86 +86,39 @@ def _hybrid(tools: Sequence[CatalogTool], e: Encoder, vectors: Mapping[str, np.n
     return HybridRetriever(tools, lexical=lexical, dense=_dense(tools, e, vectors))
 
 
-def _expanded_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetriever:
-    more = expanded(tools)
-    r = HybridRetriever(more, dense=_dense(more, e))
-    r.name = "hybrid-rrf+expand"
-    return r
-
-
-#: The named retriever that searches the real model's committed tool documents (Chapter 8b).
-DOCUMENTED = "hybrid-rrf+documents"
-
-
-def _documented_hybrid(tools: Sequence[CatalogTool], e: Encoder) -> HybridRetriever:
-    more = with_committed_documents(tools)
-    r = HybridRetriever(more, dense=_dense(more, e))
-    r.name = DOCUMENTED
-    return r
-
-
-def _plan(tools: Sequence[CatalogTool], e: Encoder, base: Ranker | None = None, **options: Any) -> PlannedRetriever:  # Any: keyword settings forwarded unchanged to the retriever
-    return PlannedRetriever(base or _hybrid(tools, e), **options)
-
-
-def _usage_base(tools: Sequence[CatalogTool], e: Encoder) -> Scorer:
-    """What the usage prior re-orders by default: hybrid-task with the embedding extra, fielded BM25 without."""
-    name = "hybrid-task" if dense_unavailable_reason() is None else "bm25-fielded"
-    return cast(Scorer, make_retriever(name, tools, encoder=e))
-
-
 _NEEDS_LOG = "learns from a query log: pass log= (past queries with their gold tools)"
 
-#: Every retriever, in the order ``--help`` and the error for an unknown name list them.
+#: Every retriever, in the order ``--help`` and the error for an unknown name list them: the library's own here,
+#: others as they :func:`register`.
 REGISTRY: dict[str, Entry] = {e.name: e for e in (
-    Entry("catalog-bm25", lambda t, e: BM25Retriever(t, fast=True, document=lambda r: r.search_text, name="catalog-bm25"),
+    Entry("catalog-bm25", lambda t, e: bm25(t, document=lambda r: r.search_text, name="catalog-bm25"),
           "lexical", "library", "2", "Chapter 2's catalog: BM25 over name, description and parameters",
           aliases=("catalog",)),
-    Entry("bm25", lambda t, e, fast=False: BM25Retriever(t, fast=fast, name="bm25"), "lexical", "library", "6a",
-          "rank_bm25's BM25Okapi over name and description (fast=True: the inverted index, the same rankings)",
-          settings=("fast",)),
-    Entry("bm25-inverted", lambda t, e: BM25Retriever(t, fast=True), "lexical", "library", "6b",
-          "bm25's scores and rankings from an inverted index, touching only tools that share a term"),
+    Entry("bm25", lambda t, e: bm25(t), "lexical", "library", "6a", "BM25 over name and description"),
     Entry("bm25-fielded", _fielded, "lexical", "tuned", "6a",
           "BM25 per field (name, verbs, description, parameters) with abbreviations and synonyms",
           settings=("name_weight", "verb_weight")),
-    Entry("pizzapi-substring", lambda t, e: PizzaPiRetriever(t), "published system", "published", "6a",
-          "PizzaPi's substring points over name, description and parameters"),
-    Entry("stackone-bm25-tfidf", lambda t, e, **s: StackOneRetriever(t, **s), "published system", "published", "6a",
-          "StackOne's blend of BM25 and TF-IDF (alpha: BM25's share)", settings=("alpha",)),
     Entry("dense-minilm", _dense, "dense", "library", "6a", "cosine similarity of all-MiniLM-L6-v2 embeddings",
           settings=("vectors",), needs_embeddings=True, aliases=("dense",)),
     Entry("hybrid-rrf", _hybrid, "hybrid", "tuned", "6a",
           "fielded BM25 and MiniLM fused by Reciprocal Rank Fusion (k = 60)",
           settings=("vectors", "lexical"), needs_embeddings=True, aliases=("hybrid",)),
-    Entry("stacklok-split", lambda t, e, vectors=None: StacklokRetriever(t, dense=_dense(t, e, vectors)),
-          "published system", "published", "6a", "Stacklok's optimizer: half the list from BM25, half from embeddings",
-          settings=("vectors",), needs_embeddings=True),
-    Entry("hybrid-task", lambda t, e, vectors=None, **s: TaskRetriever(t, dense=_dense(t, e, vectors), **s),
-          "hybrid", "tuned", "6a", "hybrid search over a task's clauses, with a server prior",
-          settings=("vectors", "alpha", "server_weight"), needs_embeddings=True),
-    Entry("hierarchical", lambda t, e, **s: HierarchicalRetriever(t, encoder=e, **s), "zero-shot idea", "tuned", "8a",
-          "servers first, then their tools, both by hybrid-rrf", settings=("servers", "tool_ranker"),
-          needs_embeddings=True),
-    Entry("hybrid-rrf+plan", _plan, "zero-shot idea", "tuned", "8a",
-          "hybrid-rrf per step of the request, the lists fused", settings=("base", "splitter"), needs_embeddings=True),
-    Entry("hybrid-rrf+expand", _expanded_hybrid, "zero-shot idea", "tuned", "8a",
-          "hybrid-rrf over definitions expanded with the questions each tool answers", needs_embeddings=True),
-    Entry(DOCUMENTED, _documented_hybrid, "zero-shot idea", "library", "8b",
-          "hybrid-rrf over definitions with the real small model's committed documents appended (tools without one unchanged)",
-          needs_embeddings=True),
-    Entry("rerank-lr", lambda t, e, **s: RerankRetriever(t, encoder=e, **s), "zero-shot idea", "learned", "8a",
-          "hybrid-rrf's top 30 re-ordered by a linear model trained on ToolLens development rows",
-          settings=("model",), needs_embeddings=True),
-    Entry("learned-querylog", lambda t, e, log, base=None, **s: QueryLogRetriever(log, base or _fielded(t, e), **s),
-          "learned", "learned", "6c", "fielded BM25 fused with the tools of the most similar past queries",
-          settings=("log", "base", "neighbours", "log_weight")),
-    Entry("usage-prior", lambda t, e, log, base=None, **s: UsagePriorRetriever(log, base or _usage_base(t, e), **s),
-          "learned", "learned", "6c", "a ranking's lower places re-ordered by how often past tasks used each tool",
-          settings=("log", "base", "head", "weight")),
 )}
+
 #: Short names a user may type.
 ALIASES: dict[str, str] = {a: e.name for e in REGISTRY.values() for a in e.aliases}
+
+
+def register(new: Entry) -> Entry:
+    """Add a retriever to the registry under its name and aliases (again with the same maker: no change), so every
+    consumer — the CLI, a search, the proxy — builds it by name; a name taken by another is a ValueError."""
+    for key in (new.name, *new.aliases):
+        taken = REGISTRY.get(ALIASES.get(key, key))
+        if taken is not None and taken.make is not new.make:
+            raise ValueError(f"A retriever named {key!r} is registered already; choose another name.")
+    REGISTRY[new.name] = new
+    ALIASES.update({a: new.name for a in new.aliases})
+    return new
 
 
 def retriever_names(dense: bool | None = None, *, learned: bool = False) -> list[str]:

@@ -11,14 +11,14 @@ sentence-transformers computes it. The weights are read from the model's ``model
 with the ``safetensors`` package and the text is tokenised by the ``tokenizers`` package from the
 model's own ``tokenizer.json`` (both small, well-kept, no PyTorch).
 
-The vectors equal sentence-transformers' to within 1e-5: :func:`reference` holds vectors the
-library itself computed for a few texts (``scripts/minilm_reference.py`` made them), which Chapter 6
-and the tests check against; with the library installed, the tests also compare live. Texts are embedded in batches of similar length, padded and masked, so a catalog
+The vectors equal sentence-transformers' to within 1e-5: :func:`workbook.minilm_reference.reference` holds
+vectors that library itself computed for a few texts (``scripts/minilm_reference.py`` made them), which
+Chapter 6 and the tests check against; with it installed, the tests also compare live. Texts are embedded in batches of similar length, padded and masked, so a catalog
 costs seconds. A single query is what a search waits for, so its path is kept short: one BLAS
 thread (:func:`one_blas_thread`), the weights in the layout BLAS multiplies fastest for a
 few rows (:func:`_linear`), no mask when nothing is padded — and, where ONNX Runtime is installed,
 the same weights run by it (:mod:`harness.retrieval.onnx_minilm`, about three times faster for one
-text). :mod:`harness.evaluation.query_time` shows where the time goes.
+text). :mod:`workbook.evaluation.query_time` shows where the time goes.
 """
 from __future__ import annotations
 
@@ -92,12 +92,6 @@ def one_blas_thread() -> ContextManager[object]:
     """
     controller = _blas_controller()
     return contextlib.nullcontext() if controller is None else controller.limit(limits=1, user_api="blas")
-
-
-def reference() -> dict:
-    """Texts and the vectors sentence-transformers gave them (``texts``, ``vectors``, ``made_by``)."""
-    data = importlib.resources.files("harness") / "data" / "minilm_reference.json"
-    return json.loads(data.read_text(encoding="utf-8"))
 
 
 def model_dir() -> Path | None:

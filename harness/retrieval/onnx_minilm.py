@@ -4,7 +4,7 @@ Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``), wher
 measured.
 
 A search waits for its query's embedding, and in NumPy that is six layers of small matrix
-products (:mod:`harness.evaluation.query_time` times them: about 2 ms of CPU each for a 10-token
+products (:mod:`workbook.evaluation.query_time` times them: about 2 ms of CPU each for a 10-token
 query). ONNX Runtime multiplies such small matrices about three times faster on one core. The
 graph is built here, node by node, from the *same* checked weights
 (:class:`~harness.retrieval.numpy_minilm.NumpyMiniLM` has verified their SHA-256 and holds them),

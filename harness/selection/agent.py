@@ -105,6 +105,17 @@ def as_selector(tools: Selector | ToolCatalog) -> Selector:
     return tools if isinstance(tools, Selector) else Selector.over(tools)
 
 
+@dataclass(frozen=True)
+class LoopSettings:
+    """What a caller rarely changes about the loop: the system prompt, each tool call's time limit, the context
+    accounting, and a hook that sees every turn as it ends (a widget, a log, a test)."""
+
+    system: str = DEFAULT_SYSTEM
+    tool_timeout: float = DEFAULT_TIMEOUT
+    accountant: ContextAccountant | None = None
+    on_event: EventHook | None = None
+
+
 async def arun(
     provider: Provider,
     selector: Selector | ToolCatalog,
@@ -114,26 +125,24 @@ async def arun(
     deferral: Deferral = Deferral(),
     max_turns: int = 10,
     query_fn: QueryFn = DEFAULT_QUERY,
-    system: str = DEFAULT_SYSTEM,
-    accountant: ContextAccountant | None = None,
-    on_event: EventHook | None = None,
-    tool_timeout: float = DEFAULT_TIMEOUT,
     on_repeat: str = "run",
+    settings: LoopSettings = LoopSettings(),
 ) -> RunResult:
     """Run one user request to a final answer (or ``max_turns``), selecting tools every turn.
 
     ``selector`` chooses each turn's tools from the query ``query_fn`` derives from the
     transcript (a bare :class:`~harness.selection.catalog.ToolCatalog` means BM25's best :data:`~harness.selection.ranking.DEFAULT_K`);
-    ``deferral`` adds tools loaded during the run. ``tool_timeout`` bounds each tool call in seconds.
+    ``deferral`` adds tools loaded during the run (a search: :meth:`~harness.selection.discovery.ToolSearch.deferral`).
     ``on_repeat``: what a turn that repeats the previous turn's calls exactly does — ``"run"``, ``"remind"`` or
-    ``"answer"`` (see the module).
+    ``"answer"`` (see the module). ``settings``: the system prompt, the tool time limit, the accountant, a hook.
     """
     if max_turns <= 0:
         raise ValueError(f"max_turns must be positive, got {max_turns}.")
     if on_repeat not in REPEATS:
         raise ValueError(f"on_repeat must be one of {', '.join(map(repr, REPEATS))}, got {on_repeat!r}.")
+    system, on_event = settings.system, settings.on_event
     transcript = transcript if transcript is not None else Transcript()
-    accountant = accountant or ContextAccountant()
+    accountant = settings.accountant or ContextAccountant()
     selector = as_selector(selector)
     pinned = list(selector.pinned_tools)
     pins = [t.name for t in pinned]
@@ -157,7 +166,7 @@ async def arun(
             for t in deferral.extra_tools() if deferral.extra_tools else []:
                 shown.setdefault(t.name, replace(t, found_after=found[t.name]) if t.name in found else t)
             tools = list(shown.values())
-            registry = ToolRegistry(tools, known=known, unloaded_hint=hint, timeout=tool_timeout)
+            registry = ToolRegistry(tools, known=known, unloaded_hint=hint, timeout=settings.tool_timeout)
             snapshot = accountant.snapshot(tools, transcript, system)
 
             turn = await provider.complete(system=system, transcript=transcript, tools=tools)

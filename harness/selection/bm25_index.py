@@ -3,8 +3,8 @@
 Introduced in Chapter 2 (``notebooks/02_catalog_and_selector.ipynb``) as the index under the catalog; Chapter 6b
 (``notebooks/06b_scale_and_speed.ipynb``) reuses it for its lexical retrievers and times it.
 :class:`CatalogBM25` — one text per tool, ranked and answered by id — is the one catalog BM25: Chapter 2's
-:class:`~harness.selection.catalog.ToolCatalog`, the ``catalog-bm25`` and ``bm25-inverted`` retrievers
-(:class:`~harness.retrieval.bm25.BM25Retriever`) and Chapter 1's public catalog ranker all rank with it.
+:class:`~harness.selection.catalog.ToolCatalog` and the ``catalog-bm25`` and ``bm25`` retrievers
+(:func:`~harness.retrieval.bm25.bm25`) rank with it.
 
 rank_bm25 builds a numpy array over *every* document for every query term, in Python, so a
 query costs O(terms × catalog). Here each term keeps a postings list (the documents holding it
@@ -120,8 +120,9 @@ class InvertedBM25:
 class CatalogBM25:
     """BM25 over one text per tool, answering with the tools' ids; any catalog, an empty one too."""
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+    def __init__(self, ids: Sequence[str], texts: Sequence[str], name: str = "bm25") -> None:
         self.ids = list(ids)
+        self.name = name
         docs = [tokenize(text) for text in texts]
         self.index = InvertedBM25(docs) if docs else None  # BM25 divides by the corpus size: no index for none
 

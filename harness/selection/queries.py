@@ -48,11 +48,11 @@ def query_from_recent(transcript: Transcript, recent: int = 3) -> str:
 
 #: The query the loop ranks tools with when nobody says otherwise (``arun``, the real-model runs).
 #: Chapter 3 measures the latest user message ahead on conversations that pivot; this stays the
-#: transcript query until the rule in ``harness/data/real_model_rules.json`` separates them on the
+#: transcript query until the rule in ``experiments/data/real_model_rules.json`` separates them on the
 #: real model's choices (Chapter 7's page says so).
 DEFAULT_QUERY: QueryFn = query_from_transcript
 
-#: Named as :data:`harness.experiments.real_rules.QUERY_CONFIGS` names them, so Chapter 3's stand-in and
+#: Named as :data:`experiments.real_rules.QUERY_CONFIGS` names them, so Chapter 3's stand-in and
 #: real-model tables call each query the same.
 QUERY_STRATEGIES: dict[str, QueryFn] = {
     "latest message": query_from_user_message,
