@@ -21,7 +21,7 @@ from harness.selection.queries import DEFAULT_QUERY
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.retrieval.named import entry
 
-PAGE = resources.files("workbook").joinpath("data", "what_to_do.md")
+PAGE = resources.files("workbook").joinpath("data").joinpath("what_to_do.md")
 ZERO_SHOT_FILE = DATA.joinpath("zero_shot_results.json")
 
 

@@ -57,7 +57,7 @@ from workbook.evaluation.scenarios import ScenarioRun, failure_kind, fresh_demo_
 from experiments import run_file
 from experiments.real_steps import SPLITS
 from workbook.evaluation.loading import loading_strategies
-from harness.core.messages import Message, TextBlock, ToolCall, Transcript
+from harness.core.messages import Block as MessageBlock, Message, TextBlock, ToolCall, Transcript
 from harness.core.tools import Tool
 from harness.providers.base import ModelTurn, Provider, Usage
 from workbook.providers.local_llama import CALL_OPEN, CALL_TOKEN
@@ -206,8 +206,28 @@ class Replay:
         self.at += 1
         if shown is not None and [t.name for t in tools] != list(shown):  # None: not recorded (a reconstructed trace)
             raise ReplayMismatch(f"turn {self.at} showed {[t.name for t in tools][:5]}…, the run showed {list(shown)[:5]}…")
-        blocks: list[TextBlock | ToolCall] = ([TextBlock(text)] if text else []) + [ToolCall(i, n, dict(a)) for i, n, a in calls]
+        blocks: list[MessageBlock] = [*([TextBlock(text)] if text else []), *(ToolCall(i, n, dict(a)) for i, n, a in calls)]
         return ModelTurn(Message("assistant", blocks), stop, Usage(), self.name, bool(from_text))
+
+
+async def without_text_calls(row: TaskRow) -> TaskRow:
+    """``row`` as it would have ended had the provider not read calls written as text: the trace is cut at the first
+    turn whose call was read from text, which becomes the run's final answer (the call written back as the JSON it
+    was read from), and judged again. Exact under greedy decoding: every turn before it is the same either way.
+    A row with no such turn is returned as it is."""
+    trace = row.trace or []
+    first = next((i for i, turn in enumerate(trace) if turn[3]), None)
+    if first is None:
+        return row
+    judged_from = len(trace) - row.turns  # the judged request's turns are the last ones (one completion a turn)
+    if first < judged_from:
+        raise ValueError(f"{row.key}: a call was read from text in an earlier request, so the run without reading it "
+                         "would have gone on differently: it cannot be cut from this trace.")
+    stop, _, calls, _, shown = trace[first]
+    written = json.dumps({"name": calls[0][1], "arguments": calls[0][2]}, ensure_ascii=False)
+    made = sum(len(t[2]) for t in trace[judged_from:first])
+    return await rejudged(replace(row, trace=[*trace[:first], ["end_turn", written, [], False, shown]],
+                                  calls=row.calls[:made]))
 
 
 def reconstructed_trace(row: TaskRow, scenario: Scenario) -> list[list[Any]]:  # Any: as TraceRecorder.turns
@@ -290,14 +310,16 @@ def load(path: str | Path | None = None) -> list[TaskRow]:
     return read_rows(path if path is not None else DATA.joinpath(RESULTS_FILE))
 
 
-def chosen(split: str, kinds: Sequence[str] | None = None, limit: int | None = None) -> list[Scenario]:
-    """The scenarios of ``split`` a run takes: of ``kinds`` only (every kind when None), the first ``limit``."""
-    return [s for s in load_scenarios(split) if kinds is None or s.kind in kinds][:limit]
+def chosen(split: str, kinds: Sequence[str] | None = None, limit: int | None = None,
+           ids: Sequence[str] | None = None) -> list[Scenario]:
+    """The scenarios of ``split`` a run takes: of ``kinds`` only (every kind when None), named in ``ids`` (any when
+    None), the first ``limit``."""
+    return [s for s in load_scenarios(split) if (kinds is None or s.kind in kinds) and (ids is None or s.id in ids)][:limit]
 
 
 async def run_tasks(provider: Provider | Sequence[Provider], out: str | Path, configs: Sequence[str] = CONFIGS, *,
                     splits: Sequence[str] = SPLITS, kinds: Sequence[str] | None = None, limit: int | None = None,
-                    log: Callable[[str], None] = print) -> int:
+                    ids: Sequence[str] | None = None, log: Callable[[str], None] = print) -> int:
     """Run every scenario of every configuration not yet in ``out``; append each row as it finishes. Returns rows added.
 
     Split by split, each configuration in turn: a run cut short holds every configuration's development
@@ -315,7 +337,7 @@ async def run_tasks(provider: Provider | Sequence[Provider], out: str | Path, co
     run_file.trim_partial_line(out)
     done = {r.key for r in read_rows(out)}
     todo = [(split, config, s) for split in splits for config in configs
-            for s in chosen(split, kinds, limit) if (config, split, s.id) not in done]
+            for s in chosen(split, kinds, limit, ids) if (config, split, s.id) not in done]
     log(f"{len(todo)} runs to do on {len(providers)} server(s)")
     queue = list(reversed(todo))
     added = 0
@@ -442,6 +464,7 @@ def parser() -> argparse.ArgumentParser:
                                  limit_help="scenarios per split (a smoke test)")
     parser.add_argument("--kinds", nargs="+", choices=SCENARIO_KINDS, default=None,
                         help="only scenarios of these kinds (default: every kind)")
+    parser.add_argument("--scenarios", nargs="+", default=None, metavar="ID", help="only these scenarios (default: every one)")
     parser.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL, help="which installed model runs the tasks")
     parser.add_argument("--servers", type=int, default=1,
                         help="llama-servers run side by side, each on its own scenarios (--threads each)")
@@ -478,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             models = [stack.enter_context(LocalLlamaProvider(model=options.model, threads=options.threads, max_tokens=MAX_TOKENS))
                       for _ in range(max(1, options.servers))]
             return await run_tasks(models, options.out, options.configs, splits=options.splits, kinds=options.kinds,
-                                   limit=options.limit, log=say)
+                                   limit=options.limit, ids=options.scenarios, log=say)
 
     try:
         added = asyncio.run(run_all())

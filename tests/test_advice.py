@@ -80,7 +80,7 @@ def _actual_defaults() -> dict[str, str]:
     return {"harness.selection.ranking.DEFAULT_K": str(DEFAULT_K), "harness.selection.queries.DEFAULT_QUERY": DEFAULT_QUERY.__name__,
             "harness.selection.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": "bm25",
             "harness serve --retriever": "hybrid, else bm25-fielded",
-            "harness.selection.agent.arun answer_on_repeat": repr(inspect.signature(arun).parameters["answer_on_repeat"].default)}
+            "harness.selection.agent.arun on_repeat": repr(inspect.signature(arun).parameters["on_repeat"].default)}
 
 
 def test_each_default_the_readme_names_is_the_package_default():

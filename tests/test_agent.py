@@ -1,7 +1,8 @@
 import pytest
 
 from conftest import run
-from harness.selection.agent import REPEAT_REMINDER, Deferral, LoopSettings, arun
+from harness.selection.agent import REPEAT_REMINDER, LoopSettings, arun
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import ToolSearch, discovery_tool
 from harness.core.messages import Message, ToolCall

@@ -106,7 +106,7 @@ def test_the_env_file_is_found_from_a_folder_below_it(repo, monkeypatch):
 
 def test_the_package_exports_the_providers():
     assert harness.providers.AnthropicProvider is AnthropicProvider  # loaded lazily, same class
-    for name in ("Provider", "ProviderError", "ModelTurn", "Usage", "ScriptedProvider", "default_provider"):
+    for name in ("Provider", "ProviderError", "ModelTurn", "Usage", "ScriptedProvider"):
         assert hasattr(harness.providers, name)
     with pytest.raises(AttributeError):
         harness.providers.NoSuchProvider

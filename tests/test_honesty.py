@@ -17,6 +17,7 @@ from pathlib import Path
 
 import harness
 from conftest import run
+import workbook
 from harness import ToolCatalog
 from workbook.demo import demo_tools, load_scenarios
 from workbook.providers.offline import OfflineModel
@@ -51,8 +52,8 @@ from workbook.evaluation.scenarios import run_scenarios
 spoken = json.load(open(sys.argv[1]))  # only what the user says: requests and earlier requests
 scenarios = [Scenario(f"s{i}", s["request"], (), "task", tuple(s.get("setup", ()))) for i, s in enumerate(spoken)]
 runs = asyncio.run(run_scenarios(OfflineModel(), lambda: ToolCatalog(demo_tools()), scenarios))
-import harness
-print(harness.__file__)
+import workbook
+print(workbook.__file__)
 print(json.dumps([[c for res in (*r.setup_results, r.result) for c in res.calls()] for r in runs]))
 """
 
@@ -80,15 +81,16 @@ def test_a_stand_in_reading_the_label_files_would_be_caught(tmp_path):
     outputs = []
     for scrambled in (False, True):
         root = tmp_path / ("scrambled" if scrambled else "original")
-        shutil.copytree(Path(harness.__file__).parent, root / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+        for package in (harness, workbook):
+            shutil.copytree(Path(package.__file__).parent, root / package.__name__, ignore=shutil.ignore_patterns("__pycache__"))
         if scrambled:
-            _scramble(root / "harness" / "data", random.Random(2))
+            _scramble(root / "workbook" / "data", random.Random(2))
         out = subprocess.run([sys.executable, str(tmp_path / "child.py"), str(spoken)], cwd=tmp_path, env={
             "PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
             capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
         where, calls = out.stdout.splitlines()
-        assert Path(where).is_relative_to(root), "the child runs the package copy"
+        assert Path(where).is_relative_to(root), "the child runs the workbook's copy"
         outputs.append(json.loads(calls))
     assert sum(map(len, outputs[0])) > 25
     assert outputs[1] == outputs[0]

@@ -10,7 +10,8 @@ import pytest
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from conftest import run
-from harness.selection.agent import Deferral, arun
+from harness.selection.agent import arun
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import SERVER_ID_VARIABLE, MCPHub, temp_folder_env
 from harness.mcp.deferral import DeferralPolicy

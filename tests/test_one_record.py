@@ -41,6 +41,6 @@ def test_a_record_becomes_a_tool_in_one_place():
     t = ODD.to_tool("api__nutrition")
     assert isinstance(t, Tool) and t.name == "api__nutrition" and t.domain == "api"
     assert t.input_schema == {"type": "object", "properties": {}} and t.description == ODD.name
-    for name in ("evaluation/public_catalog.py", "mcp/proxy/server.py"):
-        source = (PACKAGE / name).read_text(encoding="utf-8")
+    for name in ("workbook/evaluation/public_catalog.py", "harness/mcp/proxy/server.py"):
+        source = (PACKAGE.parent / name).read_text(encoding="utf-8")
         assert 'get("type") == "object"' not in source, name  # the schema fallback is the records' own

@@ -18,7 +18,8 @@ from mcp import ClientSession, stdio_client
 
 from conftest import reindexed, run
 from harness.__main__ import main as cli
-from harness.selection.agent import Deferral, arun
+from harness.selection.agent import arun
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.mcp.client import MCPHub
 from harness.mcp.config import MCPConfigError

@@ -280,5 +280,22 @@ def test_a_trace_that_is_not_the_run_is_refused():
     shown_otherwise = [[*turn[:4], ["read_file"]] for turn in row.trace]
     with pytest.raises(real_tasks.ReplayMismatch, match="turn 1 showed"):
         asyncio.run(real_tasks.rejudged(dataclasses.replace(row, trace=shown_otherwise)))
-    with pytest.raises(ValueError, match="has no trace to replay"):
-        asyncio.run(real_tasks.rejudged(dataclasses.replace(row, trace=None)))
+    pivot = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", scenario("dev", "pivot-01")))
+    with pytest.raises(ValueError, match="its earlier requests' turns were not recorded: run it again"):
+        asyncio.run(real_tasks.rejudged(dataclasses.replace(pivot, trace=None)))
+
+
+def test_a_row_without_a_trace_is_replayed_from_its_calls_when_it_is_one_request():
+    """The 0.5B's rows were written before rows kept traces: a single request's turns are rebuilt from its calls."""
+    for config in (TOP_K, TOP_K + GUARDED):
+        row = asyncio.run(real_tasks.task_row(OfflineModel(), config, "dev", scenario("dev", "task-03")))
+        again = asyncio.run(real_tasks.rejudged(dataclasses.replace(row, trace=None)))
+        assert (again.success, again.failures, again.calls) == (row.success, row.failures, row.calls)
+
+
+def test_without_text_calls_cuts_the_run_where_a_call_was_read_from_text():
+    row = asyncio.run(real_tasks.task_row(OfflineModel(), TOP_K, "dev", scenario("dev", "task-03")))
+    assert asyncio.run(real_tasks.without_text_calls(row)) is row, "no call read from text: the same row"
+    read = [turn[:3] + [i == 1] + turn[4:] for i, turn in enumerate(row.trace)]  # its second call read from text
+    cut = asyncio.run(real_tasks.without_text_calls(dataclasses.replace(row, trace=read)))
+    assert len(cut.calls) == 1 and cut.stopped == "end_turn" and cut.answer.startswith('{"name": ')

@@ -15,6 +15,7 @@ from conftest import SMALL_TOOLS
 from harness.evaluation.datasets import DATASETS, load_public, missing_data_note
 from workbook.demo.labels import demo_dataset
 from harness.retrieval import named
+from workbook.research import registry
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.records import CatalogTool, Query
 
@@ -52,7 +53,7 @@ def constructions(source: str, classes: set[str]) -> list[tuple[int, str]]:
 
 def test_no_module_outside_retrieval_builds_a_retriever_class_directly():
     classes = retriever_classes()
-    assert {"FieldedBM25", "DenseRetriever", "HybridRetriever", "QueryLogRetriever"} <= classes
+    assert {"FieldedBM25", "DenseRetriever", "HybridRetriever"} <= classes
     found = [f"{path.relative_to(ROOT)}:{line} {name}" for path in sorted(HARNESS.rglob("*.py"))
              if path.parent != HARNESS / "retrieval"  # the registry, the classes' own modules, their compositions
              for line, name in constructions(path.read_text(encoding="utf-8"), classes)]
@@ -78,6 +79,7 @@ def built(name: str, encoder: Encoder | None = None):
 @pytest.mark.parametrize("name", [n for n, e in named.REGISTRY.items() if not e.needs_embeddings])
 def test_entries_without_embeddings_rank_without_embedding_anything(name, monkeypatch):
     monkeypatch.setattr(named, "dense_unavailable_reason", lambda: "The embedding extra is not installed.")
+    monkeypatch.setattr(registry, "dense_unavailable_reason", lambda: "The embedding extra is not installed.")
     r = built(name, Refusing())
     assert isinstance(r.rank("read the file"), list)
 
@@ -118,8 +120,8 @@ def test_each_entry_lists_the_settings_its_maker_takes(name):
 
 
 def test_an_unknown_setting_is_one_sentence():
-    with pytest.raises(ValueError, match=r"^The 'bm25' retriever has no setting 'alpha'; it takes fast\.$"):
-        named.make_retriever("bm25", SMALL_TOOLS, alpha=0.3)
+    with pytest.raises(ValueError, match=r"^The 'bm25-fielded' retriever has no setting 'alpha'; it takes name_weight, verb_weight\.$"):
+        named.make_retriever("bm25-fielded", SMALL_TOOLS, alpha=0.3)
     with pytest.raises(ValueError, match="it takes none"):
         named.make_retriever("pizzapi-substring", SMALL_TOOLS, alpha=0.3)
 
@@ -143,11 +145,11 @@ def test_tuned_entries_default_to_their_recorded_development_choices():
     assert {"bm25-fielded", "hybrid-task", "hierarchical", "hybrid-rrf+plan"} <= set(tuned)
     assert tuning.defaults_match_record() and {"bm25-fielded", "hybrid-task"} <= set(record)
     chosen = zero_shot.load_results()["tuning"]["chosen"]
-    hierarchical = inspect.signature(named.HierarchicalRetriever).parameters["servers"].default
-    plan = inspect.signature(named.PlannedRetriever).parameters["splitter"].default
+    hierarchical = inspect.signature(registry.HierarchicalRetriever).parameters["servers"].default
+    plan = inspect.signature(registry.PlannedRetriever).parameters["splitter"].default
     assert hierarchical == chosen["servers"] and plan is zero_shot.SPLITTERS[chosen["splitter"]]
     assert named.REGISTRY["stackone-bm25-tfidf"].constants == "published", "StackOne runs its published alpha, not the dev choice"
-    assert inspect.signature(named.StackOneRetriever).parameters["alpha"].default != record["stackone-bm25-tfidf"]["chosen"]["alpha"]
+    assert inspect.signature(registry.StackOneRetriever).parameters["alpha"].default != record["stackone-bm25-tfidf"]["chosen"]["alpha"]
 
 
 def test_search_help_lists_every_name_with_its_metadata():

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import SMALL_TOOLS, run
-from harness.selection.agent import Deferral
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import discovery_tool
 from workbook.providers.offline import OfflineModel

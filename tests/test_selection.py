@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from conftest import SMALL_TOOLS, run
-from harness.selection.agent import Deferral, LoopSettings, TurnEvent, arun
+from harness.selection.agent import LoopSettings, TurnEvent, arun
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from harness.selection.discovery import SEARCH_TOOL_NAME, ToolSearch
 from harness.evaluation.metrics import evaluate

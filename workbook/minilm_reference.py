@@ -12,4 +12,4 @@ from typing import Any
 
 def reference() -> dict[str, Any]:  # Any: texts, vectors and who made them, as the JSON holds them
     """Texts and the vectors sentence-transformers gave them (``texts``, ``vectors``, ``made_by``)."""
-    return json.loads(resources.files("workbook").joinpath("data", "minilm_reference.json").read_text(encoding="utf-8"))
+    return json.loads(resources.files("workbook").joinpath("data").joinpath("minilm_reference.json").read_text(encoding="utf-8"))

@@ -17,8 +17,8 @@ from harness.core.json_types import JSON, JSONObject
 from harness.core.rates import Rate
 from harness.mcp.suspicious import flag_definition, flag_suspicious
 
-CORPUS_FILE = resources.files("workbook").joinpath("data", "poisoning_corpus.jsonl")
-FRESH_FILE = resources.files("workbook").joinpath("data", "poisoning_fresh.jsonl")
+CORPUS_FILE = resources.files("workbook").joinpath("data").joinpath("poisoning_corpus.jsonl")
+FRESH_FILE = resources.files("workbook").joinpath("data").joinpath("poisoning_fresh.jsonl")
 
 
 def poisoning_corpus() -> list[JSONObject]:

@@ -128,7 +128,7 @@ def _retrievers(catalog: Sequence[CatalogTool], names: Sequence[str], vectors: M
         if name == "bm25-fielded" and fielded is not None:
             made[name] = fielded
             continue
-        presets: dict[str, dict[str, object]] = {"bm25": {"fast": True}, "hybrid-rrf": {"lexical": fielded}}
+        presets: dict[str, dict[str, object]] = {"hybrid-rrf": {"lexical": fielded}}
         settings = dict(presets.get(name, {}))
         if vectors is not None and "vectors" in entry(name).settings:
             settings["vectors"] = vectors

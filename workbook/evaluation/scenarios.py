@@ -34,7 +34,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.selection.agent import Deferral, RunResult, arun, as_selector
+from harness.selection.agent import RunResult, arun, as_selector
+
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from workbook.demo import DemoWorld, demo_tools, world_of
 from workbook.demo.labels import Scenario

@@ -24,7 +24,7 @@ import math
 import statistics
 from typing import Callable, Mapping, Sequence
 
-from harness.selection.agent import Deferral
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from workbook.demo import DOMAINS, demo_tools, load_scenarios
 from workbook.demo.labels import Scenario

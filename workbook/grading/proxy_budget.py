@@ -23,7 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from harness.selection.agent import Deferral, arun
+from harness.selection.agent import arun
+
+from harness.selection.discovery import Deferral
 from harness.selection.catalog import ToolCatalog
 from workbook.grading.learner import Passed, call
 from harness.mcp.client import MCPHub

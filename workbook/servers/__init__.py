@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from harness.core.json_types import JSON, JSONObject
 
-#: The folder Python imported ``harness`` from (site-packages, or a checkout on PYTHONPATH): servers
-#: start there, so ``python -m`` finds the same package (a server's environment carries no PYTHONPATH).
-#: Found from this file (workbook/servers/__init__.py), not by importing the package's face.
-_IMPORT_ROOT = str(Path(__file__).resolve().parents[3])
+#: The checkout this ``workbook`` package was imported from: servers start there, so ``python -m`` finds the same
+#: package (a server's environment carries no PYTHONPATH). Found from this file (workbook/servers/__init__.py).
+_IMPORT_ROOT = str(Path(__file__).resolve().parents[2])
 
 WORKBOOK_SERVERS = ("notes", "tickets", "calendar", "team_chat")
 
