@@ -208,6 +208,8 @@ class StepRow:
     start: str  # what the model wrote freely before the call-or-answer decision
     prompt_tokens: int
     seconds: float
+    model: str = ""  # the model's label; "" on rows written before rows named it (the 0.5B's)
+    model_sha256: str = ""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -225,7 +227,8 @@ def ask(provider: "LocalLlamaProvider | StandInSteps", config: Config, case: Cas
     call_margin = None if step.call_margin is None else round(step.call_margin, 3)
     return StepRow(config.name, config.group, case.split, case.scenario, case.kind, case.step, case.needed, shown,
                    None if case.needed is None else case.needed in shown, step.tool, verdict(case.needed, shown, step.tool),
-                   margin, choice.rival if choice else None, call_margin, step.start, step.prompt_tokens, seconds)
+                   margin, choice.rival if choice else None, call_margin, step.start, step.prompt_tokens, seconds,
+                   getattr(provider, "model", ""), getattr(provider, "sha256", ""))
 
 
 def read_rows(path: str | Path | Traversable) -> list[StepRow]:
@@ -483,9 +486,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     from harness.providers.base import ProviderError
     from workbook.providers.local_llama import LocalLlamaProvider
 
-    options = run_file.run_parser("Per-step tool choice on the local real model (Chapters 3-5).", configs=None,
-                                  configs_help="configuration names or groups (default: all, in order)",
-                                  limit_help="cases per configuration (a smoke test)").parse_args(argv)
+    from workbook.providers.local_llama import DEFAULT_MODEL, MODELS
+
+    parser = run_file.run_parser("Per-step tool choice on the local real model (Chapters 3-5).", configs=None,
+                                 configs_help="configuration names or groups (default: all, in order)",
+                                 limit_help="cases per configuration (a smoke test)")
+    parser.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL, help="which installed model answers")
+    options = parser.parse_args(argv)
     if options.report:
         print(report(read_rows(options.out)))
         return
@@ -499,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(line, flush=True)
 
     try:
-        with LocalLlamaProvider(threads=options.threads) as provider, catalogs(say) as catalog_for:
+        with LocalLlamaProvider(model=options.model, threads=options.threads) as provider, catalogs(say) as catalog_for:
             added = run_steps(provider, options.out, configs, catalog_for=catalog_for, splits=options.splits,
                               limit=options.limit, log=say)
     except ProviderError as e:
