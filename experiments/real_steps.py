@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from workbook.providers.local_llama import LocalLlamaProvider, StepChoice
 
 RESULTS_FILE = "real_model_steps.jsonl"
+#: The committed rows of each model, by its key in :data:`workbook.providers.local_llama.MODELS` (every row names its model).
+RESULTS_FILES = {"0.5b": RESULTS_FILE, "1.5b": "real_model_steps_1.5b.jsonl"}
 COMMAND = "make real-model && .venv/bin/python -m experiments.real_steps --out experiments/data/real_model_steps.jsonl"
 #: Measured on the shared 2-core machine the committed file was made on, beside five other sessions.
 WALL_TIME = ("k=10: 223 rows in about an hour of wall time (17 s a row on average, median 12 s: the prompt is read "
@@ -412,9 +414,9 @@ def step_habits(rows: Sequence[StepRow], config: str, split: str, kind: str = "t
                       sum(before is not None and r.choice == before.needed for r, before in later), len(later))
 
 
-def load(path: str | Path | None = None) -> list[StepRow]:
-    """The committed rows (``experiments/data/real_model_steps.jsonl`` by default)."""
-    return read_rows(path or DATA.joinpath(RESULTS_FILE))
+def load(path: str | Path | None = None, model: str = "0.5b") -> list[StepRow]:
+    """The committed rows of ``model`` (or those of ``path``)."""
+    return read_rows(path or DATA.joinpath(RESULTS_FILES[model]))
 
 
 class StandInSteps:

@@ -66,6 +66,8 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 RESULTS_FILE = "real_model_tasks.jsonl"
+#: The committed rows of each model, by its key in :data:`workbook.providers.local_llama.MODELS` (every row names its model).
+RESULTS_FILES = {"0.5b": RESULTS_FILE, "1.5b": "real_model_tasks_1.5b.jsonl"}
 COMMAND = ("make real-model && .venv/bin/python -m experiments.real_tasks --out experiments/data/real_model_tasks.jsonl "
            '--configs "per-turn top-10" "deferred search, keep loaded" "all tools" "per-turn top-10 + loop guard" '
            "--splits dev heldout --kinds task && .venv/bin/python -m experiments.real_tasks --out "
@@ -305,9 +307,9 @@ def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
     return run_file.read_rows(path, TaskRow)
 
 
-def load(path: str | Path | None = None) -> list[TaskRow]:
-    """The committed rows (or those of ``path``)."""
-    return read_rows(path if path is not None else DATA.joinpath(RESULTS_FILE))
+def load(path: str | Path | None = None, model: str = "0.5b") -> list[TaskRow]:
+    """The committed rows of ``model`` (or those of ``path``)."""
+    return read_rows(path if path is not None else DATA.joinpath(RESULTS_FILES[model]))
 
 
 def chosen(split: str, kinds: Sequence[str] | None = None, limit: int | None = None,
