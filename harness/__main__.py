@@ -1,11 +1,12 @@
-"""Command line: ``harness doctor``, ``harness search``, ``harness eval``, ``harness bench`` and ``harness serve``.
+"""Command line: ``harness doctor``, ``search``, ``eval``, ``bench``, ``serve`` and ``audit``.
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`; ``harness search --help`` lists the registry) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
 Chapter 6's benchmark (:mod:`experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
-proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs.
+proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs;
+``audit --config mcp.json`` reports on a user's own servers (:mod:`harness.mcp.audit`).
 ``python -m harness`` works the same.
 """
 from __future__ import annotations
@@ -166,6 +167,26 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     return None
 
 
+def audit(args: argparse.Namespace) -> list[str]:
+    """``harness audit``: start every server of a config, print the audit, and write the HTML page if asked."""
+    import asyncio
+
+    from harness.mcp.audit import audit_config, report_html, report_text
+    from harness.retrieval.named import check_name, maker
+
+    html = Path(args.html) if args.html else None
+    if html is not None and (html.is_dir() or not html.parent.is_dir()):  # found before the servers start, not after
+        raise ValueError(f"--html {html} is not a file in an existing folder.")
+    if args.retriever:
+        check_name(args.retriever)
+    result = asyncio.run(audit_config(args.config, retriever=maker(args.retriever) if args.retriever else None))
+    lines = report_text(result).splitlines()
+    if html is not None:
+        html.write_text(report_html(result), encoding="utf-8")
+        lines.append(f"The HTML report is {html}.")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """The ``harness`` command; returns the exit status (2 for bad input, with a one-line error)."""
     from harness.selection.ranking import DEFAULT_K
@@ -203,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="list every tool directly while all of them cost at most this many tokens (default 0: always search)")
     v.add_argument("--measure", action="store_true",
                    help="print tokens at connection (direct vs proxy), search_tools latency p50/p95 and start-up time")
+    a = sub.add_parser("audit", help="audit your MCP servers: cost, deferral savings, confusable and unfindable tools, "
+                       "weak descriptions, poisoning flags, a recommended config", **listed)
+    a.add_argument("--config", required=True, help="an mcpServers JSON file (Claude Desktop's, .mcp.json)")
+    a.add_argument("--html", help="also write the report as one self-contained HTML page here (replaced if it exists)")
+    a.add_argument("--retriever", help="what ranks the findability check (default: search_tools' own, catalog-bm25)")
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -214,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             lines = doctor_lines()
         elif args.command == "serve":
             lines = serve(args)
+        elif args.command == "audit":
+            lines = audit(args)
         elif args.command == "search":
             lines = search_lines(args.query, args.k, args.tools, args.retriever)
         else:
