@@ -1,10 +1,12 @@
-"""Command line: ``harness doctor``, ``harness search``, ``harness eval``, ``harness bench`` and ``harness serve``.
+"""Command line: ``harness doctor``, ``harness search``, ``harness eval``, ``harness bench``, ``harness measure`` and
+``harness serve``.
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`; ``harness search --help`` lists the registry) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
-Chapter 6's benchmark (:mod:`experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
+Chapter 6's benchmark (:mod:`experiments.bench`); ``measure --model NAME`` runs a small version of the page's
+measurements on your model (:mod:`experiments.measure`); ``serve --config mcp.json`` runs Chapter 7's tool-search
 proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs.
 ``python -m harness`` works the same.
 """
@@ -192,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
     e.add_argument("--retriever", required=True, help="one of the retrievers listed below")
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
+    sub.add_parser("measure", help="the page's measurements, small, on your model: whole tasks under the ways of loading "
+                                   "tools, beside the workbook's figures (options: harness measure --help)", add_help=False)
     v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config",
                        **listed)
     v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
@@ -204,12 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--measure", action="store_true",
                    help="print tokens at connection (direct vs proxy), search_tools latency p50/p95 and start-up time")
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "bench":
+    if rest and args.command not in ("bench", "measure"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     lines: list[str] | None
     try:
         if args.command == "bench":
             return int(_workbook("experiments.bench", "harness bench").main(rest) or 0)
+        if args.command == "measure":
+            return int(_workbook("experiments.measure", "harness measure").main(rest) or 0)
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":

@@ -9,7 +9,8 @@ It checks what a request must look like (a model, messages with known roles, eve
 answered by ``tool`` messages with the same ids right after, tools that are functions with a valid name and
 object parameters) and answers a valid request with the next queued reply (:meth:`FakeOpenAIServer.reply_next`),
 else with the last user message echoed. Faults are queued with :meth:`FakeOpenAIServer.fail_next`, one per
-request. Every request is recorded, headers included.
+request. Every request is recorded, headers included; with ``delay`` each answer waits that long, and
+``most_in_flight`` says how many requests it was answering at once at most (a client's concurrency).
 """
 from __future__ import annotations
 
@@ -93,8 +94,10 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, A
 class FakeOpenAIServer:
     """``with FakeOpenAIServer(api_key=K) as server:`` then point a client at ``server.base_url`` (ends in /v1)."""
 
-    def __init__(self, api_key: str | None = None) -> None:
+    def __init__(self, api_key: str | None = None, delay: float = 0.0) -> None:
         self.api_key = api_key  # when set, any other Authorization gets a 401
+        self.delay = delay
+        self.in_flight = self.most_in_flight = 0
         self.replies: deque[tuple[dict[str, Any], str]] = deque()
         self.faults: deque[Fault] = deque()
         self.requests: list[RecordedRequest] = []
@@ -157,6 +160,17 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                with server._lock:
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                try:
+                    server._stopping.wait(server.delay)
+                    self._post()
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _post(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 answer = server._answer(self.path.split("?", 1)[0], headers, raw)
