@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from threaded_http import QuietHandler, ThreadedHTTPServer
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 #: Faults that answer 200 with a body that is not a chat completion (what a proxy or a wrong address sends).
@@ -42,12 +43,6 @@ class Fault:
     seconds: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
 
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]  # names in lower case
-    body: Any
 
 
 def problem(body: Any) -> str | None:
@@ -91,7 +86,7 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, A
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(ThreadedHTTPServer):
     """``with FakeOpenAIServer(api_key=K) as server:`` then point a client at ``server.base_url`` (ends in /v1)."""
 
     def __init__(self, api_key: str | None = None, delay: float = 0.0) -> None:
@@ -100,18 +95,11 @@ class FakeOpenAIServer:
         self.in_flight = self.most_in_flight = 0
         self.replies: deque[tuple[dict[str, Any], str]] = deque()
         self.faults: deque[Fault] = deque()
-        self.requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai", daemon=True)
+        super().__init__(self._handler_class(), "fake-openai")
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self.origin + "/v1"
 
     def reply_next(self, message: dict[str, Any], finish_reason: str = "stop") -> None:
         """Answer the next valid request with this assistant message (``content``, ``tool_calls``)."""
@@ -121,24 +109,14 @@ class FakeOpenAIServer:
         self.faults.extend([fault] * times)
 
     def __enter__(self) -> "FakeOpenAIServer":
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stopping.set()  # wakes any handler that is 'hanging'
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self.stop()
 
     def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any] | Fault:
-        try:
-            body = json.loads(raw or b"null")
-        except json.JSONDecodeError:
-            body = None
-        with self._lock:
-            self.requests.append(RecordedRequest(path, headers, body))
-            number = len(self.requests)
-            fault = self.faults.popleft() if self.faults else None
+        body, number, fault = self.record(path, headers, raw)
         if fault:
             return fault
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
@@ -158,7 +136,7 @@ class FakeOpenAIServer:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
                 with server._lock:
                     server.in_flight += 1
@@ -180,23 +158,11 @@ class FakeOpenAIServer:
                     return
                 if isinstance(answer, Fault) and answer.kind in BODY_FAULTS:
                     kind, data = BODY_FAULTS[answer.kind]
-                    self._send(200, kind, data, {})
+                    self.send(200, kind, data, {})
                 elif isinstance(answer, Fault):
                     body = {"error": {"message": answer.message, "type": "server_error"}} if answer.message else {}
-                    self._send(answer.status, "application/json", json.dumps(body).encode(), answer.headers)
+                    self.send(answer.status, "application/json", json.dumps(body).encode(), answer.headers)
                 else:
-                    self._send(answer[0], "application/json", json.dumps(answer[1]).encode(), {})
-
-            def _send(self, status: int, kind: str, data: bytes, extra: dict[str, str]) -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(data)))
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-                pass
+                    self.send(answer[0], "application/json", json.dumps(answer[1]).encode(), {})
 
         return Handler
