@@ -28,16 +28,25 @@ def tool_spec(t: Tool) -> JSONObject:
     return {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
 
 
+def found_definitions(found: Sequence[Tool]) -> str:
+    """What follows a search result that found ``found``: their definitions, in the Hermes ``<tools>`` form Qwen's
+    template uses (a plain chat loop appends it to that tool message, as :func:`chat_messages` does); nothing when
+    the search found nothing new."""
+    if not found:
+        return ""
+    return (f"\n\n{FOUND_HEADER}\n<tools>\n" + "\n".join(json.dumps(tool_spec(t), ensure_ascii=False) for t in found)
+            + "\n</tools>")
+
+
 def chat_messages(system: str, transcript: Transcript, found: Sequence[Tool] = ()) -> list[JSONObject]:
     """The transcript as chat messages; each ``found`` tool's definition follows the search result that found it
-    (its ``found_after``), inside that tool message, in the Hermes ``<tools>`` form Qwen's template uses."""
+    (its ``found_after``), inside that tool message (:func:`found_definitions`)."""
     out: list[JSONObject] = [{"role": "system", "content": system}]
     for i, m in enumerate(transcript.messages, 1):
         _one_message(out, m)
         here = [t for t in found if t.found_after == i]
         if here and out[-1]["role"] == "tool":
-            out[-1] = {**out[-1], "content": out[-1]["content"] + f"\n\n{FOUND_HEADER}\n<tools>\n"
-                       + "\n".join(json.dumps(tool_spec(t), ensure_ascii=False) for t in here) + "\n</tools>"}
+            out[-1] = {**out[-1], "content": out[-1]["content"] + found_definitions(here)}
     return out
 
 

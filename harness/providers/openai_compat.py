@@ -150,7 +150,8 @@ class OpenAICompatProvider:
         while True:
             failure = None  # raised after the except block, so the SDK error is not its __context__
             try:
-                create: Callable[..., Awaitable[Any]] = self._client_for_this_loop().chat.completions.create
+                client = self._client_for_this_loop()
+                create: Callable[..., Awaitable[Any]] = client.chat.completions.create  # Any: options given as a dict
                 unsigned = {} if self._api_key else {"extra_headers": {"Authorization": openai.omit}}
                 return await create(**request, **{self._limit_field: budget}, **unsigned)
             except (ValueError, TypeError) as err:  # a 200 whose body is not JSON
