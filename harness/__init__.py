@@ -9,7 +9,8 @@
 * ``evaluation/`` — retrieval metrics on labelled data, :func:`evaluate` (Chapter 6a).
 * ``mcp/`` — real MCP servers through :class:`MCPHub`, deferred loading, tool search (Chapter 5); ``mcp/proxy/`` —
   ``harness serve``, the :class:`ToolProxy` (Chapter 7).
-* ``providers/`` — Claude (:class:`AnthropicProvider`) and a scripted model for tests.
+* ``providers/`` — Claude (:class:`AnthropicProvider`), any OpenAI-compatible chat endpoint
+  (:class:`OpenAICompatProvider`: Ollama, LM Studio, vLLM, llama-server, OpenAI) and a scripted model for tests.
 
 The workbook's apparatus (the demo world, the offline stand-in, the real small models, scenario runs, views,
 graders, research retrievers) is the ``workbook`` package beside this one, and the experiments that wrote the
@@ -30,6 +31,7 @@ _EXPORTS = {
     **dict.fromkeys(("ContextAccountant", "count_text", "tool_tokens", "tools_tokens"), "harness.core.tokens"),
     **dict.fromkeys(("bootstrap_interval", "paired_difference_interval"), "harness.core.rates"),
     "AnthropicProvider": "harness.providers.anthropic_provider",
+    "OpenAICompatProvider": "harness.providers.openai_compat",
     "ToolCatalog": "harness.selection.catalog",
     **dict.fromkeys(("Ranker", "Selector"), "harness.selection.ranking"),
     "arun": "harness.selection.agent",

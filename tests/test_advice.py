@@ -66,19 +66,21 @@ def _readme_defaults() -> dict[str, str]:
 
 
 def _actual_defaults() -> dict[str, str]:
-    from harness.selection.catalog import ToolCatalog
     from workbook.demo import demo_tools
     from harness.selection.discovery import DEFAULT_LIMIT, ToolSearch
     from harness.mcp.proxy.server import best_retriever
     from harness.selection.queries import DEFAULT_QUERY
     from harness.retrieval.dense import dense_unavailable_reason
     from harness.selection.agent import arun
+    from harness.mcp.client import MCPHub
+    from harness.retrieval.named import REGISTRY
 
     search = ToolSearch([], demo_tools())
-    assert isinstance(search.selector.ranker, ToolCatalog)
+    retriever = search.selector.ranker.name  # what ranks when no retriever is given, under its registry name
+    assert retriever in REGISTRY and inspect.signature(MCPHub).parameters["retriever"].default is None
     assert best_retriever() == ("hybrid" if dense_unavailable_reason() is None else "bm25-fielded")
     return {"harness.selection.ranking.DEFAULT_K": str(DEFAULT_K), "harness.selection.queries.DEFAULT_QUERY": DEFAULT_QUERY.__name__,
-            "harness.selection.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": "bm25",
+            "harness.selection.discovery.DEFAULT_LIMIT": str(DEFAULT_LIMIT), "search_tools retriever": retriever,
             "harness serve --retriever": "hybrid, else bm25-fielded",
             "harness.selection.agent.arun on_repeat": repr(inspect.signature(arun).parameters["on_repeat"].default)}
 

@@ -59,8 +59,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-from harness.core.messages import Message, TextBlock, ToolCall, ToolResult, Transcript
+from harness.core.messages import Message, TextBlock, ToolCall, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
+from harness.providers.chat_format import chat_messages, tool_spec
 from harness.providers.text_calls import call_in_text
 from harness.core.tools import Tool
 from harness.core.json_types import JSONObject
@@ -467,41 +468,6 @@ def read_step(text: str, probs: list[JSONObject], names: Sequence[str]) -> tuple
     return tool, choice_margin(names, tool, probs[i:]) if seen == found.start(1) else ToolChoice(tool, None, None)
 
 
-def _tool_spec(t: Tool) -> JSONObject:
-    return {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
-
-
-def _chat_messages(system: str, transcript: Transcript, found: Sequence[Tool] = ()) -> list[JSONObject]:
-    """The transcript in the chat format the server's template renders (OpenAI style); each ``found`` tool's
-    definition follows the search result that found it (:attr:`~harness.core.tools.Tool.found_after`), in the
-    template's own ``<tools>`` form, so the prompt before it stays what the server has cached."""
-    out: list[JSONObject] = [{"role": "system", "content": system}]
-    for i, m in enumerate(transcript.messages, 1):
-        _one_message(out, m)
-        here = [t for t in found if t.found_after == i]
-        if here and out[-1]["role"] == "tool":
-            out[-1] = {**out[-1], "content": out[-1]["content"] + "\n\nThese tools are now callable:\n<tools>\n"
-                       + "\n".join(json.dumps(_tool_spec(t), ensure_ascii=False) for t in here) + "\n</tools>"}
-    return out
-
-
-def _one_message(out: list[JSONObject], m: Message) -> None:
-    """Append ``m`` to ``out`` in the chat format: an assistant turn, or tool results and the user's text."""
-    text = m.text
-    calls = [b for b in m.content if isinstance(b, ToolCall)]
-    results = [b for b in m.content if isinstance(b, ToolResult)]
-    if m.role == "assistant":
-        item: JSONObject = {"role": "assistant", "content": text}
-        if calls:
-            item["tool_calls"] = [{"id": c.id, "type": "function",
-                                   "function": {"name": c.name, "arguments": json.dumps(c.input)}} for c in calls]
-        out.append(item)
-        return
-    out.extend({"role": "tool", "tool_call_id": r.tool_use_id, "content": r.content} for r in results)
-    if text:
-        out.append({"role": "user", "content": text})
-
-
 def _gbnf_literal(text: str) -> str:
     return json.dumps(text)  # a JSON string literal is a valid GBNF literal for tool names
 
@@ -576,8 +542,8 @@ class LocalLlamaProvider:
         """The model's own chat template applied by the server to the conversation and the shown tools (a tool a
         search found is shown after the result that found it, not among the template's tools)."""
         found = [t for t in tools if t.found_after is not None]
-        payload = {"messages": _chat_messages(system, transcript, found),
-                   "tools": [_tool_spec(t) for t in tools if t.found_after is None]}
+        payload = {"messages": chat_messages(system, transcript, found),
+                   "tools": [tool_spec(t) for t in tools if t.found_after is None]}
         return self.server.post("/apply-template", payload)["prompt"]
 
     def choose(self, request: str, tools: Sequence[Tool], system: str = ONE_CALL_SYSTEM) -> ToolChoice:
