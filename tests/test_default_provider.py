@@ -1,4 +1,5 @@
-"""default_provider: Claude with a key (environment or .env), else the offline model; one line, never the key."""
+"""default_provider: Claude with a key (environment or .env), else a named OpenAI-compatible model, else the offline
+model; one line, never the key."""
 from __future__ import annotations
 
 import importlib.util
@@ -71,6 +72,20 @@ def test_the_environment_wins_over_dotenv(repo, offline, monkeypatch, capsys):
     provider = default.default_provider(verbose=False)
     assert capsys.readouterr().out == ""
     assert provider._api_key.endswith("Zz99") and provider.model == "claude-sonnet-4-5"
+
+
+def test_a_model_server_named_in_dotenv_means_that_server_and_claude_comes_first(repo, offline, capsys, monkeypatch):
+    from harness.providers.openai_compat import OpenAICompatProvider
+
+    secret = "sk-local-" + "q" * 30
+    (repo / ".env").write_text(f"OPENAI_BASE_URL=http://127.0.0.1:9/v1\nOPENAI_MODEL=qwen2.5-coder\nOPENAI_API_KEY={secret}\n")
+    provider = default.default_provider()
+    line = printed_line(capsys)
+    assert isinstance(provider, OpenAICompatProvider)
+    assert line.startswith("Model: qwen2.5-coder at an OpenAI-compatible endpoint (OPENAI_MODEL in .env; ")
+    assert secret not in line and secret not in repr(provider)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    assert isinstance(default.default_provider(verbose=False), AnthropicProvider)
 
 
 def test_an_empty_key_copied_from_the_example_stays_offline(repo, offline, monkeypatch):

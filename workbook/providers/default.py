@@ -1,11 +1,14 @@
-"""Which model answers: Claude when an API key is set, else the offline stand-in model.
+"""Which model answers: Claude when an API key is set, else a model server of the reader's own when one is named,
+else the offline stand-in model.
 
 Introduced in Chapter 0; every chapter's setup cell calls :func:`default_provider`.
 
-The choice is made in one place so that every chapter runs offline by default and, given a key,
-unchanged on Claude. It prints one line saying which model it picked and why, because a reader
-must know whether a cell costs money; the line names where the key came from, never the key.
-The SDK is imported only when a key is present: offline runs do not pay for it.
+The choice is made in one place so that every chapter runs offline by default and, given a key or a model
+server, unchanged on Claude or on any OpenAI-compatible endpoint (Ollama, LM Studio, vLLM, llama.cpp's
+``llama-server``, OpenAI). Claude comes first when both are set: its key is the older setting of this workbook,
+and ``harness measure --provider`` picks either explicitly. It prints one line saying which model it picked and
+why, because a reader must know whether a cell costs money; the line names where a key came from, never the
+key. An SDK is imported only when its model is chosen: offline runs do not pay for it.
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from harness.providers.base import Provider
 from harness.providers.settings import setting
 
 KEY_NAME = "ANTHROPIC_API_KEY"
+#: Naming a model served at ``OPENAI_BASE_URL`` (``harness.providers.openai_compat``) chooses it.
+MODEL_NAME = "OPENAI_MODEL"
 _SOURCES = {"environment": "ANTHROPIC_API_KEY in the environment", ".env": "ANTHROPIC_API_KEY in .env"}
 
 
@@ -34,16 +39,25 @@ def offline_model() -> Provider:
 
 
 def default_provider(verbose: bool = True) -> Provider:
-    """Claude when ANTHROPIC_API_KEY is set (environment first, then .env), else the offline model."""
+    """Claude when ANTHROPIC_API_KEY is set (environment first, then .env); else the model OPENAI_MODEL names at
+    OPENAI_BASE_URL; else the offline model."""
     source = key_source()
-    if source is None:
-        provider = offline_model()
-        line = "Model: offline stand-in (no ANTHROPIC_API_KEY set) — deterministic, no network."
-    else:
+    model, model_source = setting(MODEL_NAME)
+    provider: Provider
+    if source is not None:
         from harness.providers.anthropic_provider import AnthropicProvider
 
         provider = AnthropicProvider()
         line = f"Model: Claude {provider.model} via the Anthropic API (key from {_SOURCES[source]}) — calls are billed."
+    elif model is not None:
+        from harness.providers.openai_compat import OpenAICompatProvider
+
+        provider = OpenAICompatProvider()
+        line = (f"Model: {model} at an OpenAI-compatible endpoint ({MODEL_NAME} in {model_source}; {provider!r}) — "
+                "a hosted one bills its calls.")
+    else:
+        provider = offline_model()
+        line = "Model: offline stand-in (no ANTHROPIC_API_KEY set) — deterministic, no network."
     if verbose:
         print(line)
     return provider
