@@ -119,14 +119,15 @@ def proxy_name(canonical: str) -> str:
     return canonical[len(PREFIX):] if canonical.startswith(PREFIX) else canonical
 
 
-def split_always_load(source: Mapping[str, JSON] | str | os.PathLike[str]) -> tuple[JSONObject, dict[str, frozenset[str] | None]]:
+def split_always_load(source: Mapping[str, JSON] | str | os.PathLike[str],
+                      environ: Mapping[str, str] | None = None) -> tuple[JSONObject, dict[str, frozenset[str] | None]]:
     """The config without ``alwaysLoad`` fields (for :class:`MCPHub`), and each server's always-loaded names.
 
     ``alwaysLoad: true`` becomes ``deferLoading: false`` (every tool of that server listed; the map
     holds None for it); a list of tool names lists just those. Anything else is a one-sentence error.
     """
-    data = read_source(source)
-    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), dict):
+    data = read_source(source, environ)
+    if not isinstance(data.get("mcpServers"), dict):
         return data, {}  # load_config says what is wrong with it
     servers: JSONObject = {}
     always: dict[str, frozenset[str] | None] = {}
@@ -615,7 +616,7 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     if os.environ.get(SERVE_MARKER):
         raise ValueError("harness serve was started by another harness serve (an mcpServers entry runs the proxy), "
                          "so it does not start: a proxy behind itself would start proxies without end.")
-    cleaned, always = split_always_load(config)
+    cleaned, always = split_always_load(config, environ)
     hub = MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ,
                  child_env={SERVE_MARKER: "1"})
     started: asyncio.Future[ToolProxy] = asyncio.get_running_loop().create_future()
