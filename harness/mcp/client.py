@@ -4,12 +4,13 @@ Introduced in Chapter 5 (MCP integration).
 
 Why it is built this way:
 
-* Each server lives in **its own asyncio task** that enters the SDK's ``stdio_client`` and
-  ``ClientSession`` and stays inside them until told to stop. The SDK's context managers hold anyio
+* Each server lives in **its own asyncio task** that enters the SDK's transport (``stdio_client``
+  for a command; ``streamable_http_client`` or ``sse_client`` for a ``url``) and ``ClientSession`` and stays inside them until told to stop. The SDK's context managers hold anyio
   cancel scopes that must be left by the task that entered them; one task per server keeps that
   true, lets servers start concurrently, and lets ``start()`` and ``aclose()`` sit in different
   notebook cells.
-* A server that is missing, exits, hangs or crashes is a **status**, not an exception: the others
+* A server that is missing, exits, hangs or crashes — or, remote, refuses the connection, answers
+  an HTTP error or something that is not MCP — is a **status**, not an exception: the others
   keep working. A tool call that fails, hangs or hits a crashed server becomes an **error result**
   the model can read (``ToolResult(is_error=True)``), never an exception that ends the loop.
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
@@ -48,12 +49,16 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping
 
 import anyio
 import mcp.types as mcp_types
 import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
@@ -65,7 +70,7 @@ from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
-from harness.core.redaction import hide_values
+from harness.core.redaction import hide_values, redact_url_credentials
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
@@ -295,6 +300,7 @@ class ServerConnection:
         self.task: asyncio.Task[None] | None = None
         self.marker = f"{SERVER_ID_VARIABLE}={uuid.uuid4().hex}"
         self.garbage: str | None = None  # the last line on stdout that was not an MCP message
+        self.refusal = ""  # a remote server's last HTTP error status ("HTTP 401 Unauthorized")
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
         self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
 
@@ -322,6 +328,8 @@ class ServerConnection:
     def _precheck(self) -> str | None:
         """Why the server cannot even be spawned (one sentence), or None."""
         cfg = self.config
+        if cfg.remote:
+            return None  # whether the address answers is what start-up finds out
         if cfg.cwd is not None and not Path(cfg.cwd).is_dir():
             return f"working directory '{cfg.cwd}' does not exist"
         path = cfg.env.get("PATH", os.environ.get("PATH"))
@@ -333,8 +341,46 @@ class ServerConnection:
         return None
 
     def _exited_reason(self, during: str) -> str:
+        if self.config.remote:
+            return f"the connection to {redact_url_credentials(self.config.url)} closed {during}"
         said = _last_line(self.status.log_path, self.config.env.values())
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
+
+    @asynccontextmanager
+    async def _streams(self) -> AsyncIterator[tuple[Any, Any]]:  # Any: the SDK's read and write streams
+        """The server's message streams: its process over stdio (stderr to the log file), or its URL."""
+        cfg = self.config
+        if cfg.transport == "http":
+            async with create_mcp_http_client(headers=dict(cfg.headers)) as http:
+                http.event_hooks["response"].append(self._note_refusal)
+                async with streamable_http_client(cfg.url, http_client=http) as streams:
+                    yield streams
+        elif cfg.transport == "sse":
+            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.startup_timeout) as streams:
+                yield streams
+        else:
+            name, value = self.marker.split("=", 1)
+            params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), cwd=cfg.cwd,
+                                           env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
+                                           encoding_error_handler="replace")
+            with open(self.log_path, "w", encoding="utf-8") as errlog:
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams
+
+    async def _note_refusal(self, response: Any) -> None:  # Any: an httpx2.Response
+        """Keep an HTTP error status: the SDK turns it into 'Server returned an error response'."""
+        if response.status_code >= 400:
+            self.refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+    def _remote_failure(self, exc: BaseException) -> str:
+        """Why a remote server could not start, in words that say what to check; header values hidden."""
+        url = redact_url_credentials(self.config.url)
+        if self.refusal:
+            hint = ": check the credentials in its headers" if self.refusal.split()[1] in ("401", "403") else ""
+            reason = f"{url} answered {self.refusal}{hint}"
+        else:
+            reason = f"no MCP session with {url}: {type(exc).__name__}: {one_line(exc)}"
+        return hide_values(reason, self.config.headers.values())
 
     async def run(self) -> None:
         """Start, initialize and list; then hold the session open until :attr:`stop` is set."""
@@ -343,34 +389,32 @@ class ServerConnection:
         if problem:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
-        name, value = self.marker.split("=", 1)
-        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
-                                       cwd=cfg.cwd, encoding_error_handler="replace")
         try:
-            with open(self.log_path, "w", encoding="utf-8") as errlog:
-                async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write, message_handler=self._on_message) as session:
-                        with anyio.move_on_after(cfg.startup_timeout) as deadline:
-                            self._waiting.add(deadline)
-                            init = await session.initialize()
-                            self.definitions = await list_all_tools(session, self.status.notes)
-                        self._waiting.discard(deadline)
-                        if deadline.cancelled_caught and self.garbage is not None:
-                            return self.end_startup(
-                                "failed", f"the server wrote something that is not an MCP message on stdout: {self.garbage}")
-                        if deadline.cancelled_caught:
-                            return self.end_startup("timed out", f"did not finish start-up within {cfg.startup_timeout:g} s")
-                        self.status.startup_seconds = time.perf_counter() - began
-                        self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
-                        self.session = session
-                        self.end_startup("ready", f"{len(self.definitions)} tools listed")
-                        await self.stop.wait()
+            async with self._streams() as (read, write):
+                async with ClientSession(read, write, message_handler=self._on_message) as session:
+                    with anyio.move_on_after(cfg.startup_timeout) as deadline:
+                        self._waiting.add(deadline)
+                        init = await session.initialize()
+                        self.definitions = await list_all_tools(session, self.status.notes)
+                    self._waiting.discard(deadline)
+                    if deadline.cancelled_caught and self.garbage is not None:
+                        return self.end_startup(
+                            "failed", f"the server wrote something that is not an MCP message on stdout: {self.garbage}")
+                    if deadline.cancelled_caught:
+                        return self.end_startup("timed out", f"did not finish start-up within {cfg.startup_timeout:g} s")
+                    self.status.startup_seconds = time.perf_counter() - began
+                    self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
+                    self.session = session
+                    self.end_startup("ready", f"{len(self.definitions)} tools listed")
+                    await self.stop.wait()
         except Exception as error:  # every start-up failure becomes a status
             exc = _leaf(error)
             if self.status.state == "ready":
                 self.status.state, self.status.reason = "crashed", f"the session broke: {type(exc).__name__}: {exc}"
             elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
                 self.end_startup("failed", self._exited_reason("during start-up"))
+            elif cfg.remote:
+                self.end_startup("failed", self._remote_failure(exc))
             else:
                 self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {one_line(exc)}")
         finally:
