@@ -134,6 +134,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     import asyncio
 
     from harness.core.temp_folders import owned_temp_dir
+    from harness.mcp.proxy.http import parse_listen
     from harness.mcp.proxy.server import serve as run_proxy
     from harness.retrieval.named import check_name
     from harness.evaluation.datasets import dataset_dir, load_tools, missing_data_note
@@ -142,6 +143,9 @@ def serve(args: argparse.Namespace) -> list[str] | None:
         check_name(args.retriever)
     if args.threshold < 0:
         raise ValueError(f"--threshold must be 0 or more tokens, got {args.threshold}.")
+    if args.allow_host and not args.http:
+        raise ValueError("--allow-host names the hosts clients use to reach --http HOST:PORT; give --http too.")
+    listen = parse_listen(args.http, args.allow_host or ()) if args.http else None  # refused before anything starts
     with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
         skipped: list[str] = []
         if args.landscape:
@@ -162,7 +166,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
             figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
         asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold,
-                            folders=[folder]))
+                              folders=[folder], http=listen))
     return None
 
 
@@ -192,9 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
     e.add_argument("--retriever", required=True, help="one of the retrievers listed below")
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
-    v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config",
+    v = sub.add_parser("serve", help="run the tool-search proxy: one MCP server (stdio, or --http) in front of your MCP servers",
                        **listed)
-    v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
+    v.add_argument("--config", help="your MCP config: Claude Desktop's or Claude Code's (mcpServers), VS Code's .vscode/mcp.json "
+                                    "(servers) or Codex's config.toml (mcp_servers); alwaysLoad per server lists tools directly")
+    v.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP at http://HOST:PORT/mcp for several clients "
+                                                       "(PORT alone: 127.0.0.1; port 0: a free one, said on stderr)")
+    v.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="a host name clients use to reach --http beyond this machine (repeatable); without it only 127.0.0.1 is served")
     v.add_argument("--landscape", action="store_true", help="serve the workbook's real-server landscape in a temporary sandbox")
     v.add_argument("--retriever", help="what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); "
                                         "one of the retrievers listed below")

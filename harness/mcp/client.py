@@ -50,7 +50,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping, TypeVar
 
 import anyio
 import mcp.types as mcp_types
@@ -59,6 +59,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
@@ -85,6 +86,18 @@ MAX_TOOL_PAGES = 1_000
 SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
+
+
+T = TypeVar("T")
+
+
+class UpstreamError(Exception):
+    """A request to an upstream server that got no result: one sentence, and the JSON-RPC code to pass on
+    (the server's own when it refused the request, else INTERNAL_ERROR)."""
+
+    def __init__(self, message: str, code: int = mcp_types.INTERNAL_ERROR) -> None:
+        super().__init__(message)
+        self.message, self.code = message, code
 
 
 class MCPCallError(RuntimeError):
@@ -264,23 +277,54 @@ async def _list_page(session: ClientSession, cursor: str | None, notes: list[str
     return tools, raw.nextCursor
 
 
+async def all_pages(page: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]], what: str) -> list[Any]:  # Any: the SDK's listed items
+    """Every item of a paginated listing, following the cursor ``page(cursor)`` returns until it is None."""
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_TOOL_PAGES):
+        found, cursor = await page(cursor)
+        items.extend(found)
+        if cursor is None:
+            return items
+        if cursor in seen:
+            raise RuntimeError(f"the server sent the cursor {cursor!r} twice while listing {what}")
+        seen.add(cursor)
+    raise RuntimeError(f"the server listed more than {MAX_TOOL_PAGES} pages of {what}")
+
+
 async def list_all_tools(session: ClientSession, notes: list[str] | None = None) -> list[mcp_types.Tool]:
     """Every tool a server offers, following ``next_cursor`` page after page.
 
     A definition the SDK's types reject is left out with a one-line reason appended to ``notes``.
     """
-    tools: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_TOOL_PAGES):
-        page_tools, cursor = await _list_page(session, cursor, notes if notes is not None else [])
-        tools.extend(page_tools)
-        if cursor is None:
-            return tools
-        if cursor in seen:
-            raise RuntimeError(f"the server sent the cursor {cursor!r} twice while listing tools")
-        seen.add(cursor)
-    raise RuntimeError(f"the server listed more than {MAX_TOOL_PAGES} pages of tools")
+    kept = notes if notes is not None else []
+    return await all_pages(lambda cursor: _list_page(session, cursor, kept), "tools")
+
+
+async def list_offered(session: ClientSession, capabilities: mcp_types.ServerCapabilities,
+                       notes: list[str]) -> tuple[list[mcp_types.Resource], list[mcp_types.ResourceTemplate], list[mcp_types.Prompt]]:
+    """A server's resources, resource templates and prompts, as far as it offers them (for the proxy to pass on).
+
+    A listing that fails is left empty with a note: the server's tools still count.
+    """
+    def pager(lister: Callable[..., Awaitable[Any]], field: str) -> Callable[[str | None], Awaitable[tuple[list[Any], str | None]]]:
+        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+            result = await lister(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+            return getattr(result, field), result.next_cursor
+        return page
+
+    wanted = {"resources": (session.list_resources, "resources"), "resource templates": (session.list_resource_templates, "resource_templates"),
+              "prompts": (session.list_prompts, "prompts")}
+    offered = {"resources": capabilities.resources, "resource templates": capabilities.resources, "prompts": capabilities.prompts}
+    lists: dict[str, list[Any]] = {}
+    for what, (lister, field) in wanted.items():
+        try:
+            lists[what] = await all_pages(pager(lister, field), what) if offered[what] is not None else []
+        except Exception as exc:
+            notes.append(f"listing its {what} failed: {type(exc).__name__}: {one_line(exc)}")
+            lists[what] = []
+    return lists["resources"], lists["resource templates"], lists["prompts"]
 
 
 class ServerConnection:
@@ -294,6 +338,9 @@ class ServerConnection:
         self.log_path = log_path  # where the server's stderr goes (the status shows it too)
         self.status = ServerStatus(config.name, log_path=log_path)
         self.definitions: list[mcp_types.Tool] = []
+        self.resources: list[mcp_types.Resource] = []  # listed at start-up, passed on by the proxy
+        self.templates: list[mcp_types.ResourceTemplate] = []
+        self.prompts: list[mcp_types.Prompt] = []
         self.session: ClientSession | None = None
         self.ready = asyncio.Event()  # set once start-up has ended, however it ended
         self.stop = asyncio.Event()
@@ -396,6 +443,8 @@ class ServerConnection:
                         self._waiting.add(deadline)
                         init = await session.initialize()
                         self.definitions = await list_all_tools(session, self.status.notes)
+                        self.resources, self.templates, self.prompts = await list_offered(
+                            session, init.capabilities, self.status.notes)
                     self._waiting.discard(deadline)
                     if deadline.cancelled_caught and self.garbage is not None:
                         return self.end_startup(
@@ -427,33 +476,50 @@ class ServerConnection:
                 self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
 
-    async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
-        """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
+    async def request(self, label: str, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """``send(session)``'s result; a failure on the server's side is an :class:`UpstreamError` saying why.
+
+        ``label`` ("Tool 'x'") and ``what`` ("the call to 'x'") word the sentence; ``send`` applies
+        the server's call timeout (``read_timeout_seconds``), whose expiry is reported here.
+        """
         name, timeout = self.config.name, self.config.call_timeout
         session = self.session
         if session is None or self.status.state != "ready":
-            return f"MCP server '{name}' is {self.status.state}: {self.status.reason}.", True
+            raise UpstreamError(f"MCP server '{name}' is {self.status.state}: {self.status.reason}.")
         scope = anyio.CancelScope()
         self._waiting.add(scope)
         try:
             with scope:
-                result = await session.call_tool(raw_name, dict(arguments), read_timeout_seconds=timeout)
-            if scope.cancelled_caught:
-                return (f"MCP server '{name}' answered the call to '{raw_name}' with something that is not an MCP "
-                        f"message: {self.garbage}"), True
+                return await send(session)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED and self.stop.is_set():
-                return f"MCP server '{name}' was shut down during the call to '{raw_name}'.", True
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                self.status.state, self.status.reason = "crashed", self._exited_reason(f"during a call to '{raw_name}'")
-                return f"MCP server '{name}' crashed during the call to '{raw_name}'; its tools are unavailable.", True
+                raise UpstreamError(f"MCP server '{name}' was shut down during {what}.") from None
+            if exc.code == mcp_types.CONNECTION_CLOSED:  # the status says "a call to 'x'", the reply "the call"
+                self.status.state, self.status.reason = "crashed", self._exited_reason("during " + what.replace("the ", "a ", 1))
+                raise UpstreamError(f"MCP server '{name}' crashed during {what}; its tools are unavailable.") from None
             if exc.code == mcp_types.REQUEST_TIMEOUT:
-                return f"Tool '{raw_name}' on MCP server '{name}' did not answer within {timeout:g} s; the call was abandoned.", True
-            return f"MCP server '{name}' refused the call to '{raw_name}': {exc.message}", True
+                raise UpstreamError(f"{label} on MCP server '{name}' did not answer within {timeout:g} s; "
+                                    "the call was abandoned.") from None
+            raise UpstreamError(f"MCP server '{name}' refused {what}: {exc.message}", exc.code) from None
         except Exception as exc:  # a malformed reply must not end the agent loop either
-            return f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {one_line(exc)}", True
+            raise UpstreamError(f"{what[0].upper()}{what[1:]} on MCP server '{name}' failed: "
+                                f"{type(exc).__name__}: {one_line(exc)}") from None
         finally:
             self._waiting.discard(scope)
+        raise UpstreamError(f"MCP server '{name}' answered {what} with something that is not an MCP message: {self.garbage}")
+
+    async def call_result(self, raw_name: str, arguments: Mapping[str, JSON],
+                          progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
+        """The server's own ``tools/call`` result (``progress`` gets its progress notices), or an error result saying why."""
+        try:
+            return await self.request(f"Tool '{raw_name}'", f"the call to '{raw_name}'", lambda session: session.call_tool(
+                raw_name, dict(arguments), read_timeout_seconds=self.config.call_timeout, progress_callback=progress))
+        except UpstreamError as exc:
+            return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=exc.message)], is_error=True)
+
+    async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
+        """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
+        result = await self.call_result(raw_name, arguments)
         return render_content(result, self.max_result_chars), bool(result.is_error)
 
 
