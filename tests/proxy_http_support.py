@@ -1,4 +1,5 @@
-"""``harness serve --http`` as a real process for the tests: started on a free port, ended by SIGTERM."""
+"""Real processes for the proxy's HTTP tests: ``harness serve --http`` on a free port, ended by SIGTERM, and
+remote MCP servers on 127.0.0.1."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,36 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+REMOTE = str(Path(__file__).parent / "mcp_fixtures" / "http_server.py")
+
+
+class RemoteServers:
+    """Remote MCP servers (tests/mcp_fixtures/http_server.py) started here and killed when the owner ends them."""
+
+    def __init__(self) -> None:
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def start(self, *args: str) -> int:
+        """Start one (``ok``, ``hang`` or ``garbage``, options after) and return its port on 127.0.0.1."""
+        process = subprocess.Popen([sys.executable, REMOTE, *args], stdout=subprocess.PIPE, text=True)
+        self.processes.append(process)
+        return int(process.stdout.readline()) if process.stdout else 0
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[RemoteServers]:
+    """The test module's remote servers, all killed when the module ends (nothing outlives its owner)."""
+    servers = RemoteServers()
+    yield servers
+    servers.close()
 
 
 class Served:

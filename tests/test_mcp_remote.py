@@ -5,43 +5,16 @@ one behind a bearer token, one that dies mid-call, one that never answers and on
 """
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import run
 from harness.mcp.client import MCPHub
+from proxy_http_support import remote  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.mcp
-FIXTURE = str(Path(__file__).parent / "mcp_fixtures" / "http_server.py")
 TOKEN = "s3cret-bearer-token-for-test"
-
-
-class RemoteServers:
-    """Fixture servers started here and killed when the test module ends (nothing outlives its owner)."""
-
-    def __init__(self) -> None:
-        self.processes: list[subprocess.Popen[str]] = []
-
-    def start(self, *args: str) -> int:
-        process = subprocess.Popen([sys.executable, FIXTURE, *args], stdout=subprocess.PIPE, text=True)
-        self.processes.append(process)
-        return int(process.stdout.readline())
-
-    def close(self) -> None:
-        for process in self.processes:
-            process.kill()
-            process.wait()
-
-
-@pytest.fixture(scope="module")
-def remote():
-    servers = RemoteServers()
-    yield servers
-    servers.close()
 
 
 def url(port: int, path: str = "/mcp") -> str:

@@ -9,7 +9,7 @@ binds a free port on 127.0.0.1, prints the port on its first stdout line, then s
 * ``hang`` — accepts connections and never answers a byte;
 * ``garbage`` — answers every request with 200 and an HTML page instead of MCP.
 
-Used by tests/test_mcp_remote.py and tests/test_proxy_remote.py.
+Used by tests/test_mcp_remote.py and tests/test_proxy_http.py (through tests/proxy_http_support.py).
 """
 from __future__ import annotations
 

@@ -32,22 +32,26 @@ def shown_reason(conn: ServerConnection) -> str:
     return hide_values(conn.status.reason, [*cfg.env.values(), *cfg.headers.values()])
 
 
-def down(hub: MCPHub) -> dict[str, str]:
-    """Each server the config asks for that is not running, and what happened, as one phrase:
-    ``failed: …``, ``timed out: …``, ``crashed: …`` or ``is skipped: …`` (a server turned off with
-    ``enabled: false`` is the user's choice, not a failure)."""
+def down(hub: MCPHub) -> dict[str, tuple[str, str]]:
+    """Each server the config asks for that is not running: (``failed``, ``timed out``, ``crashed`` or
+    ``skipped``, why). A server turned off with ``enabled: false`` is the user's choice, not a failure."""
     out = {}
     for name, conn in hub.connections.items():
         state, skipped = conn.status.state, conn.config.skipped
         if state in ("ready", "starting", "stopped") or (state == "disabled" and not skipped):
             continue
-        out[name] = f"is skipped: {skipped.removeprefix('skipped: ')}" if skipped else f"{state}: {shown_reason(conn)}"
+        out[name] = ("skipped", skipped.removeprefix("skipped: ")) if skipped else (state, shown_reason(conn))
     return out
 
 
+def problem(server: str, state: str, reason: str) -> str:
+    """``server `broken` failed: …`` — the status's line, and a call's error, for a server that is not running."""
+    return f"server `{server}` {'is skipped' if state == 'skipped' else state}: {reason}"
+
+
 def problems(hub: MCPHub) -> list[str]:
-    """The status's lines for servers that are not running: ``server `broken` failed: …``."""
-    return [f"server `{name}` {what}" for name, what in down(hub).items()]
+    """The status's lines for servers that are not running."""
+    return [problem(name, *why) for name, why in down(hub).items()]
 
 
 def startup_lines(hub: MCPHub) -> list[str]:
@@ -56,7 +60,7 @@ def startup_lines(hub: MCPHub) -> list[str]:
     failed = down(hub)
     for name, conn in hub.connections.items():
         if name in failed:
-            lines.append(f"harness serve: server `{name}` {failed[name]}")
+            lines.append(f"harness serve: {problem(name, *failed[name])}")
         elif conn.status.state == "ready":
             seconds = conn.status.startup_seconds or 0.0
             lines.append(f"harness serve: server `{name}` ready with {len(conn.definitions)} tools ({seconds:.1f} s)")
@@ -84,4 +88,4 @@ def wanted(query: str, hub: MCPHub, found_nothing: bool) -> list[str]:
     failed = down(hub)
     terms = set(tokenize(query))  # "broken__git_status" gives itself, "broken", "git" and "status"
     hits = [s for s in failed if found_nothing or terms & _words(hub.connections[s])]
-    return [f"server `{s}` is unavailable: {failed[s]}" for s in hits]
+    return [f"server `{s}` is unavailable ({failed[s][0]}): {failed[s][1]}" for s in hits]

@@ -383,8 +383,9 @@ class ToolProxy:
         t = self.resolve(name)
         if t is None and (why := self.disabled_reason(name)):
             return error(f"Tool '{shown(name)}' is disabled: {why}.")
-        if t is None and (server := failures.named_server(name, list(failures.down(self.hub)))):
-            return error(f"server `{server}` {failures.down(self.hub)[server]}")
+        down = failures.down(self.hub)
+        if t is None and (server := failures.named_server(name, list(down))):
+            return error(failures.problem(server, *down[server]))
         if t is None:
             close = difflib.get_close_matches(name, list(self.by_name), n=3) if len(name) <= MAX_SUGGESTED_NAME else []
             hint = f" Did you mean {', '.join(close)}?" if close else " search_tools finds tools by what they do."
