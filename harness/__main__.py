@@ -38,14 +38,15 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _workbook(module: str, feature: str) -> Any:  # Any: a workbook module, imported by name when the checkout is there
-    """A module of the workbook's apparatus (not in the library's wheel), or one sentence saying ``feature`` needs it.
+def _workbook(module: str, feature: str, instead: str = "pass your own tools") -> Any:  # Any: a workbook module, imported by name when the checkout is there
+    """A module of the workbook's apparatus (not in the library's wheel), or one sentence saying ``feature`` needs it
+    and what to do ``instead`` with the library alone.
 
     The library never imports the workbook; these few commands offer its demo world, real-server landscape and
     benchmark when this library runs from a checkout of the workbook (``make lab`` puts it on the path)."""
     if importlib.util.find_spec(module.split(".")[0]) is None:
         raise ValueError(f"{feature} comes with the workbook, not the library: run it from a checkout of the workbook "
-                         "(make lab), or pass your own tools.")
+                         f"(make lab), or {instead}.")
     return importlib.import_module(module)
 
 
@@ -100,7 +101,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
 
     check_k(k)
     records = load_tools(tools_path) if tools_path else \
-        _workbook("workbook.demo.labels", "Searching the demo world (no --tools given)").demo_dataset()[0]
+        _workbook("workbook.demo.labels", "Searching the demo world (no --tools given)",
+                  "pass your own tools with --tools FILE").demo_dataset()[0]
     ranker = make_retriever(retriever, records)
     ranked, scores = Selector.around(ranker, k=k).choose(query)
     if not ranked:
@@ -149,7 +151,8 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
         skipped: list[str] = []
         if args.landscape:
-            land = _workbook("workbook.landscape", "--landscape").landscape_config(Path(folder) / "sandbox")
+            land = _workbook("workbook.landscape", "--landscape (the workbook's sandboxed real servers)",
+                             "serve your own servers with --config FILE (your client's MCP config)").landscape_config(Path(folder) / "sandbox")
             config, skipped = land.config, land.skipped
         elif args.config:
             config = args.config
@@ -190,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("search", help="rank tools for a query", **listed)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")
-    s.add_argument("--tools", help="a tools.jsonl (or a folder holding one) in the shared data format")
+    s.add_argument("--tools", help="a tools file: MCP tools/list output, OpenAI or Anthropic tool definitions, a JSON array "
+                                   "or JSON lines (README: Tools files), or a folder holding a tools.jsonl")
     s.add_argument("--retriever", default="catalog", help="which retriever ranks (default catalog: Chapter 2's BM25); one of the retrievers listed below")
     e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10", **listed)
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
@@ -207,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--landscape", action="store_true", help="serve the workbook's real-server landscape in a temporary sandbox")
     v.add_argument("--retriever", help="what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); "
                                         "one of the retrievers listed below")
-    v.add_argument("--extra-tools", help="a tools.jsonl whose tools are searchable but not callable (for measuring at scale)")
+    v.add_argument("--extra-tools", help="a tools file whose tools are searchable but not callable (for measuring at scale)")
     v.add_argument("--threshold", type=int, default=0,
                    help="list every tool directly while all of them cost at most this many tokens (default 0: always search)")
     v.add_argument("--measure", action="store_true",
@@ -218,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] | None
     try:
         if args.command == "bench":
-            return int(_workbook("experiments.bench", "harness bench").main(rest) or 0)
+            return int(_workbook("experiments.bench", "harness bench", "measure a retriever on your own data with "
+                                                                    "harness eval DATASET_DIR --retriever NAME").main(rest) or 0)
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":

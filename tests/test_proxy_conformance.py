@@ -48,6 +48,11 @@ NOT_APPLICABLE = {
 }
 
 
+def test_the_readme_counts_the_scenarios_this_test_holds():
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert f"the {len(APPLICABLE)} scenarios for what it declares pass, and the {len(NOT_APPLICABLE)} for what it does not" in readme
+
+
 def suite() -> Path | None:
     folder = default_node_dir()
     cli = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js" if folder else None
