@@ -43,6 +43,7 @@ def test_http_and_sse_servers_list_and_answer_calls_with_their_headers(remote):
 
 def test_broken_remote_servers_are_statuses_that_say_why_and_hide_the_token(remote):
     ok, guarded, hang, garbage = remote.start("ok"), remote.start("ok", "--token", TOKEN), remote.start("hang"), remote.start("garbage")
+    guarded_sse = remote.start("ok", "--transport", "sse", "--token", TOKEN)
     config = {"mcpServers": {
         "dies": {"type": "http", "url": url(ok), "callTimeout": 5},
         "wrong-token": {"type": "http", "url": url(guarded), "headers": {"Authorization": "Bearer not-the-right-one"}},
@@ -50,6 +51,7 @@ def test_broken_remote_servers_are_statuses_that_say_why_and_hide_the_token(remo
         "html": {"type": "streamable-http", "url": url(garbage)},
         "html-sse": {"type": "sse", "url": url(garbage, "/sse")},
         "nobody": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+        "sse-key": {"type": "sse", "url": url(guarded_sse, "/sse?key=query-secret-value")},
     }}
 
     async def scenario():
@@ -63,7 +65,9 @@ def test_broken_remote_servers_are_statuses_that_say_why_and_hide_the_token(remo
             assert states["html"] == ("failed", f"no MCP session with {url(garbage)}: MCPError: Unexpected content type: text/html; charset=utf-8")
             assert states["html-sse"][0] == "failed" and "got 'text/html'" in states["html-sse"][1]
             assert states["nobody"] == ("failed", "no MCP session with http://127.0.0.1:9/mcp: ConnectError: All connection attempts failed")
-            assert "not-the-right-one" not in repr(states)
+            assert states["sse-key"] == ("failed", f"{url(guarded_sse, '/sse?key=***')} answered HTTP 401 Unauthorized: "
+                                                   "check the credentials in its headers")
+            assert "not-the-right-one" not in repr(states) and "query-secret" not in repr(states)
 
             crashed = await hub.call_tool("mcp__dies__crash", {})
             assert crashed.is_error and crashed.content == "MCP server 'dies' crashed during the call to 'crash'; its tools are unavailable."

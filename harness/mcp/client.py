@@ -50,6 +50,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import asynccontextmanager
+from urllib.parse import parse_qsl, urlsplit
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping, TypeVar
 
 import anyio
@@ -71,7 +72,7 @@ from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
-from harness.core.redaction import hide_values, redact_url_credentials
+from harness.core.redaction import hide_values, url_credentials
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
@@ -389,7 +390,7 @@ class ServerConnection:
 
     def _exited_reason(self, during: str) -> str:
         if self.config.remote:
-            return f"the connection to {redact_url_credentials(self.config.url)} closed {during}"
+            return self._hidden(f"the connection to {self.config.url} closed {during}")
         said = _last_line(self.status.log_path, self.config.env.values())
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
 
@@ -398,12 +399,12 @@ class ServerConnection:
         """The server's message streams: its process over stdio (stderr to the log file), or its URL."""
         cfg = self.config
         if cfg.transport == "http":
-            async with create_mcp_http_client(headers=dict(cfg.headers)) as http:
-                http.event_hooks["response"].append(self._note_refusal)
+            async with self._http_client(headers=dict(cfg.headers)) as http:
                 async with streamable_http_client(cfg.url, http_client=http) as streams:
                     yield streams
         elif cfg.transport == "sse":
-            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.startup_timeout) as streams:
+            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.startup_timeout,
+                                  httpx_client_factory=self._http_client) as streams:
                 yield streams
         else:
             name, value = self.marker.split("=", 1)
@@ -414,20 +415,30 @@ class ServerConnection:
                 async with stdio_client(params, errlog=errlog) as streams:
                     yield streams
 
-    async def _note_refusal(self, response: Any) -> None:  # Any: an httpx2.Response
-        """Keep an HTTP error status: the SDK turns it into 'Server returned an error response'."""
-        if response.status_code >= 400:
-            self.refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:  # Any: httpx2's
+        """The SDK's HTTP client for this server, keeping its last HTTP error status (the SDK's own message
+        for one is only 'Server returned an error response')."""
+        async def note_refusal(response: Any) -> None:
+            if response.status_code >= 400:
+                self.refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks["response"].append(note_refusal)
+        return client
+
+    def _hidden(self, text: str) -> str:
+        """``text`` with what may be secret about a remote server hidden: header values, the URL's user and
+        password, and the values in its query string (``?key=…``)."""
+        url = urlsplit(self.config.url)
+        return hide_values(text, [*self.config.headers.values(), *(v for _, v in parse_qsl(url.query)),
+                                  *url_credentials(self.config.url)])
 
     def _remote_failure(self, exc: BaseException) -> str:
-        """Why a remote server could not start, in words that say what to check; header values hidden."""
-        url = redact_url_credentials(self.config.url)
+        """Why a remote server could not start, in words that say what to check; secrets hidden."""
         if self.refusal:
             hint = ": check the credentials in its headers" if self.refusal.split()[1] in ("401", "403") else ""
-            reason = f"{url} answered {self.refusal}{hint}"
-        else:
-            reason = f"no MCP session with {url}: {type(exc).__name__}: {one_line(exc)}"
-        return hide_values(reason, self.config.headers.values())
+            return self._hidden(f"{self.config.url} answered {self.refusal}{hint}")
+        return self._hidden(f"no MCP session with {self.config.url}: {type(exc).__name__}: {one_line(exc)}")
 
     async def run(self) -> None:
         """Start, initialize and list; then hold the session open until :attr:`stop` is set."""
