@@ -54,12 +54,14 @@ def record(figures: ProxyFigures) -> JSONObject:
 
 async def measure_all() -> JSONObject:
     """Every figure the README's table shows, measured now."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # what else the machine was doing
     with tempfile.TemporaryDirectory(prefix="proxy-figures-") as folder:
         land = landscape_config(Path(folder) / "sandbox")
         catalog = dataset_dir("mcpzero_catalog")
         retrievers = [r for r in RETRIEVERS if r != "hybrid" or dense_unavailable_reason() is None]
         runs = {r: record(await measure(land.config, retriever=r, catalog=catalog)) for r in retrievers}
-    return {"machine": f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}",
+    machine = f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}"
+    return {"machine": machine + (f", load average {load:.1f} when it began" if load is not None else ""),
             "servers": len(land.config["mcpServers"]), "skipped": land.skipped, "runs": runs}
 
 

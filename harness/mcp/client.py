@@ -5,7 +5,8 @@ Introduced in Chapter 5 (MCP integration).
 Why it is built this way:
 
 * Each server lives in **its own asyncio task** that enters the SDK's transport (``stdio_client``
-  for a command; ``streamable_http_client`` or ``sse_client`` for a ``url``) and ``ClientSession`` and stays inside them until told to stop. The SDK's context managers hold anyio
+  for a command; ``streamable_http_client`` or ``sse_client`` for a ``url``) and ``ClientSession``
+  and stays inside them until told to stop. The SDK's context managers hold anyio
   cancel scopes that must be left by the task that entered them; one task per server keeps that
   true, lets servers start concurrently, and lets ``start()`` and ``aclose()`` sit in different
   notebook cells.
@@ -47,11 +48,11 @@ import sys
 import time
 import uuid
 import weakref
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from contextlib import asynccontextmanager
-from urllib.parse import parse_qsl, urlsplit
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import mcp.types as mcp_types
@@ -309,23 +310,21 @@ async def list_offered(session: ClientSession, capabilities: mcp_types.ServerCap
 
     A listing that fails is left empty with a note: the server's tools still count.
     """
-    def pager(lister: Callable[..., Awaitable[Any]], field: str) -> Callable[[str | None], Awaitable[tuple[list[Any], str | None]]]:
+    async def every(what: str, lister: Callable[..., Awaitable[Any]], field: str) -> list[Any]:  # Any: the SDK's results
         async def page(cursor: str | None) -> tuple[list[Any], str | None]:
             result = await lister(params=mcp_types.PaginatedRequestParams(cursor=cursor))
             return getattr(result, field), result.next_cursor
-        return page
 
-    wanted = {"resources": (session.list_resources, "resources"), "resource templates": (session.list_resource_templates, "resource_templates"),
-              "prompts": (session.list_prompts, "prompts")}
-    offered = {"resources": capabilities.resources, "resource templates": capabilities.resources, "prompts": capabilities.prompts}
-    lists: dict[str, list[Any]] = {}
-    for what, (lister, field) in wanted.items():
         try:
-            lists[what] = await all_pages(pager(lister, field), what) if offered[what] is not None else []
+            return await all_pages(page, what)
         except Exception as exc:
             notes.append(f"listing its {what} failed: {type(exc).__name__}: {one_line(exc)}")
-            lists[what] = []
-    return lists["resources"], lists["resource templates"], lists["prompts"]
+            return []
+
+    resources, prompts = capabilities.resources is not None, capabilities.prompts is not None
+    return (await every("resources", session.list_resources, "resources") if resources else [],
+            await every("resource templates", session.list_resource_templates, "resource_templates") if resources else [],
+            await every("prompts", session.list_prompts, "prompts") if prompts else [])
 
 
 class ServerConnection:

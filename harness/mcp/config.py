@@ -166,7 +166,7 @@ def _flag(value: JSON, where: str, default: bool | None) -> bool | None:
     return value
 
 
-def _transport(name: str, spec: JSONObject, where: str) -> str:
+def _transport(spec: JSONObject, where: str) -> str:
     """The transport an entry asks for: its ``type``, else ``http`` for a ``url`` alone (``sse`` when it ends in /sse)."""
     kind = spec.get("type")
     if kind is None:
@@ -232,7 +232,7 @@ def parse_server(name: str, spec: JSON, environ: Mapping[str, str]) -> ServerCon
         return ServerConfig(name=name, enabled=False,
                             skipped=f"skipped: type {spec['type']!r} servers are not supported here; "
                                     "this harness runs stdio, streamable HTTP and SSE servers")
-    transport = _transport(name, spec, where)
+    transport = _transport(spec, where)
     _checked_fields(spec, _STDIO_FIELDS if transport == "stdio" else _REMOTE_FIELDS, where, transport)
     reach = _stdio(name, spec, where, environ) if transport == "stdio" else _remote(name, spec, where, environ)
     return dataclasses.replace(

@@ -9,12 +9,17 @@ the embedding extra, fielded BM25 without). A client that connects (Claude Deskt
 
 * ``search_tools(query, limit)`` — deferred tools only: name, one-line description, input schema;
 * ``call_tool(name, arguments)`` — stateless routing by name to the upstream server, with the
-  hub's timeouts, error results and result caps (as mcpproxy and Stacklok's optimizer do);
+  hub's timeouts, error results and result caps (as mcpproxy and Stacklok's optimizer do); the
+  server's own result is passed on (:mod:`harness.mcp.proxy.forward`), and any tool may also be
+  called by its name directly (a client that loads what a search found);
 * the tools a server lists under ``alwaysLoad`` (``true`` for all of them, or a list of names),
   or every tool of a server with ``deferLoading: false``, listed directly as the proxy's own;
-* a status resource, ``harness://status``: servers, tool counts, failures, flagged descriptions.
+* a status resource, ``harness://status``: servers, tool counts, ``problems``, flagged descriptions;
+* the servers' prompts and resources (:class:`~harness.mcp.proxy.forward.Offered`).
 
-``disabledTools`` are neither searchable nor callable. A tool's name here is its canonical MCP name
+A server that is not running is named in the status, on stderr, and in searches and calls that
+may have wanted it (:mod:`harness.mcp.proxy.failures`). ``disabledTools`` are neither searchable
+nor callable, and an exact-name search for one, or for a listed tool, says so. A tool's name here is its canonical MCP name
 without the ``mcp__`` prefix (``git__git_status``): the client adds its own prefix for the proxy.
 When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again, the
 proxy sends its own ``list_changed``, once to each connected client; a notice that comes during a
@@ -383,7 +388,7 @@ class ToolProxy:
         t = self.resolve(name)
         if t is None and (why := self.disabled_reason(name)):
             return error(f"Tool '{shown(name)}' is disabled: {why}.")
-        down = failures.down(self.hub)
+        down = failures.down(self.hub) if t is None else {}
         if t is None and (server := failures.named_server(name, list(down))):
             return error(failures.problem(server, *down[server]))
         if t is None:
@@ -657,8 +662,9 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     :mod:`harness.mcp.proxy.http`), until SIGTERM/SIGINT; every upstream server is stopped after.
 
     Once start-up has ended, stderr gets one line per upstream server: ready with how many tools, or
-    why not (:func:`~harness.mcp.proxy.failures.startup_lines`). The client is answered from the start: ``initialize`` at once, the rest when the upstream
-    servers have started, so a client that leaves during start-up ends the proxy at once too.
+    why not (:func:`~harness.mcp.proxy.failures.startup_lines`). The client is answered from the start:
+    ``initialize`` at once, the rest when the upstream servers have started, so a client that leaves
+    during start-up ends the proxy at once too.
     ``threshold_tokens``: when every enabled tool together costs no more than this, they are all
     listed directly and nothing is deferred (0, the default: search for everything). ``folders``:
     the caller's scratch folders, removed as soon as a signal comes (:func:`ended_by_signals`), like
