@@ -31,7 +31,6 @@ from typing import Mapping
 from harness.core.redaction import redact_url_credentials
 from harness.core.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
 from harness.core.json_types import JSON, JSONObject
-from harness.mcp.config_formats import ConfigFormatError, as_mcp_servers, parse_toml
 
 #: Seconds a server may take to start, initialize and list its tools.
 DEFAULT_STARTUP_TIMEOUT = 20.0
@@ -250,6 +249,7 @@ def read_source(source: Mapping[str, JSON] | str | os.PathLike[str],
                 environ: Mapping[str, str] | None = None) -> JSONObject:
     """The config's data as ``{"mcpServers": {...}}``: a mapping as given, a JSON string, or a file — any
     client's (:mod:`harness.mcp.config_formats`) — with a one-sentence error for anything else."""
+    from harness.mcp.config_formats import ConfigFormatError, as_mcp_servers  # other clients' formats, when read
     env = os.environ if environ is None else environ
     path: Path | None = None
     if isinstance(source, Mapping):
@@ -279,6 +279,8 @@ def _read_file(path: Path) -> JSON:
         raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
                              "save it as UTF-8.") from None
     if path.suffix == ".toml":
+        from harness.mcp.config_formats import ConfigFormatError, parse_toml
+
         try:
             return parse_toml(text, origin)
         except ConfigFormatError as exc:

@@ -18,7 +18,7 @@ the embedding extra, fielded BM25 without). A client that connects (Claude Deskt
 * the servers' prompts and resources (:class:`~harness.mcp.proxy.forward.Offered`).
 
 A server that is not running is named in the status, on stderr, and in searches and calls that
-may have wanted it (:mod:`harness.mcp.proxy.failures`). ``disabledTools`` are neither searchable
+may have wanted it (:func:`harness.mcp.status.down`). ``disabledTools`` are neither searchable
 nor callable, and an exact-name search for one, or for a listed tool, says so. A tool's name here is its canonical MCP name
 without the ``mcp__`` prefix (``git__git_status``): the client adds its own prefix for the proxy.
 When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again, the
@@ -46,7 +46,7 @@ import shutil
 import signal
 import sys
 from contextlib import contextmanager
-from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Mapping, Sequence, cast
 
 import anyio
 import mcp.types as types
@@ -60,13 +60,11 @@ from harness.mcp.deferral import DeferralPolicy
 from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
 from harness.core.safe_text import printable, shown
-from harness.mcp.status import session_status
+from harness.mcp.status import down, named_server, problem, problems, session_status, startup_lines, wanted
 from harness.mcp.suspicious import flag_tool
 from harness.mcp.tool_search import DEFAULT_LIMIT, mcp_names
 from harness.selection.discovery import ToolSearch
-from harness.mcp.proxy import failures
 from harness.mcp.proxy.forward import Offered, find_named, forwarded, proxy_name
-from harness.mcp.proxy.http import Listen, serve_http
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.core.redaction import hide_values
@@ -75,6 +73,9 @@ from harness.retrieval.named import check_name, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 from harness.core.json_types import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from harness.mcp.proxy.http import Listen
 
 log = logging.getLogger(__name__)
 
@@ -339,7 +340,7 @@ class ToolProxy:
             return json.dumps({"matches": [], "note": " ".join(elsewhere)}, ensure_ascii=False, separators=(",", ":"))
         found = search.find(text[:MAX_QUERY_CHARS] if cut else text, limit)  # ValueError, in one sentence, for a bad query or limit
         notes = [f"The query was searched by its first {MAX_QUERY_CHARS:,} characters."] if cut else []
-        notes += elsewhere + failures.wanted(text[:MAX_QUERY_CHARS], self.hub, not found)
+        notes += elsewhere + wanted(text[:MAX_QUERY_CHARS], self.hub, not found)
         return search.answer(text, found, "".join(f" {n}" for n in notes))
 
     def _not_searched(self, query: str) -> list[str]:
@@ -388,9 +389,9 @@ class ToolProxy:
         t = self.resolve(name)
         if t is None and (why := self.disabled_reason(name)):
             return error(f"Tool '{shown(name)}' is disabled: {why}.")
-        down = failures.down(self.hub) if t is None else {}
-        if t is None and (server := failures.named_server(name, list(down))):
-            return error(failures.problem(server, *down[server]))
+        stopped = down(self.hub) if t is None else {}
+        if t is None and (server := named_server(name, list(stopped))):
+            return error(problem(server, *stopped[server]))
         if t is None:
             close = difflib.get_close_matches(name, list(self.by_name), n=3) if len(name) <= MAX_SUGGESTED_NAME else []
             hint = f" Did you mean {', '.join(close)}?" if close else " search_tools finds tools by what they do."
@@ -441,7 +442,7 @@ class ToolProxy:
             "disabled": sorted(proxy_name(n) for n in self.hub.disabled),
             "reindexed": self.reindexed,
             "texts_embedded": self.encoder.texts_encoded,
-            "problems": [*failures.problems(self.hub), *self.always_load_problems()],
+            "problems": [*problems(self.hub), *self.always_load_problems()],
             "forwarded": {"prompts": len(self.offered.prompts), "resources": len(self.offered.resources),
                           "resource_templates": len(self.offered.templates)},
             "servers": [{"name": r.server, "state": r.state, "reason": env_hidden(r.server, r.reason), "loaded": r.loaded,
@@ -662,7 +663,7 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     :mod:`harness.mcp.proxy.http`), until SIGTERM/SIGINT; every upstream server is stopped after.
 
     Once start-up has ended, stderr gets one line per upstream server: ready with how many tools, or
-    why not (:func:`~harness.mcp.proxy.failures.startup_lines`). The client is answered from the start:
+    why not (:func:`~harness.mcp.status.startup_lines`). The client is answered from the start:
     ``initialize`` at once, the rest when the upstream servers have started, so a client that leaves
     during start-up ends the proxy at once too.
     ``threshold_tokens``: when every enabled tool together costs no more than this, they are all
@@ -686,7 +687,7 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
         async with hub:
             proxy = ToolProxy(hub, always=always, retriever=retriever, extra=extra)
             proxy.watch()
-            for line in [*failures.startup_lines(hub), *proxy.always_load_problems()]:
+            for line in [*startup_lines(hub, "harness serve: "), *proxy.always_load_problems()]:
                 print(printable(line, keep_newlines=False), file=sys.stderr, flush=True)
             started.set_result(proxy)
             try:
@@ -707,6 +708,8 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     with ended_by_signals(hub, folders):
         try:
             if http is not None:
+                from harness.mcp.proxy.http import serve_http  # only --http needs the web server
+
                 await serve_http(server, http)
                 return
             async with stdio_server() as (read, write):
