@@ -51,8 +51,7 @@ def test_a_good_config_loads_from_a_dict_a_json_string_and_a_file(tmp_path):
      "mcpServers.git.type must be one of 'stdio', 'http', 'streamable-http', 'streamableHttp', 'sse', got 'stdoi'."),
     ({"git": "mcp-server-git"}, "mcpServers.git must be an object with 'command' (stdio) or 'url' (http), got str."),
     ({"gh": {"command": "x", "env": {"TOKEN": "${UNSET_FOR_TEST}"}}},
-     "mcpServers.gh.env.TOKEN refers to ${UNSET_FOR_TEST}, which is not set in the environment "
-     "(write ${UNSET_FOR_TEST:-default} for a default)."),
+     "mcpServers.gh.env.TOKEN refers to ${UNSET_FOR_TEST}, which is not set in the environment."),
     ({"gh": {"command": "x", "args": ["--token", "${input:token}"]}},
      "mcpServers.gh.args[1] uses VS Code's ${input:…}, which only the editor can ask for: "
      "put the value in an environment variable and write ${VAR}."),

@@ -118,8 +118,7 @@ def expand(value: str, where: str, environ: Mapping[str, str]) -> str:
         if default is not None:
             return environ.get(name) or default
         if name not in environ:
-            raise MCPConfigError(f"{where} refers to ${{{name}}}, which is not set in the environment "
-                                 f"(write ${{{name}:-default}} for a default).")
+            raise MCPConfigError(f"{where} refers to ${{{name}}}, which is not set in the environment.")
         return environ[name]
 
     if "${input:" in value:
