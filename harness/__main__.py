@@ -40,14 +40,15 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _workbook(module: str, feature: str) -> Any:  # Any: a workbook module, imported by name when the checkout is there
-    """A module of the workbook's apparatus (not in the library's wheel), or one sentence saying ``feature`` needs it.
+def _workbook(module: str, feature: str, instead: str = "pass your own tools") -> Any:  # Any: a workbook module, imported by name when the checkout is there
+    """A module of the workbook's apparatus (not in the library's wheel), or one sentence saying ``feature`` needs it
+    and what to do ``instead`` with the library alone.
 
     The library never imports the workbook; these few commands offer its demo world, real-server landscape and
     benchmark when this library runs from a checkout of the workbook (``make lab`` puts it on the path)."""
     if importlib.util.find_spec(module.split(".")[0]) is None:
         raise ValueError(f"{feature} comes with the workbook, not the library: run it from a checkout of the workbook "
-                         "(make lab), or pass your own tools.")
+                         f"(make lab), or {instead}.")
     return importlib.import_module(module)
 
 
@@ -109,7 +110,8 @@ def search_lines(query: str, k: int, tools_path: str | None, retriever: str = "c
 
     check_k(k)
     records = load_tools(tools_path) if tools_path else \
-        _workbook("workbook.demo.labels", "Searching the demo world (no --tools given)").demo_dataset()[0]
+        _workbook("workbook.demo.labels", "Searching the demo world (no --tools given)",
+                  "pass your own tools with --tools FILE").demo_dataset()[0]
     ranker = make_retriever(retriever, records)
     ranked, scores = Selector.around(ranker, k=k).choose(query)
     if not ranked:
@@ -143,6 +145,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
     import asyncio
 
     from harness.core.temp_folders import owned_temp_dir
+    from harness.mcp.proxy.http import parse_listen
     from harness.mcp.proxy.server import serve as run_proxy
     from harness.retrieval.named import check_name
     from harness.evaluation.datasets import dataset_dir, load_tools, missing_data_note
@@ -151,10 +154,14 @@ def serve(args: argparse.Namespace) -> list[str] | None:
         check_name(args.retriever)
     if args.threshold < 0:
         raise ValueError(f"--threshold must be 0 or more tokens, got {args.threshold}.")
+    if args.allow_host and not args.http:
+        raise ValueError("--allow-host names the hosts clients use to reach --http HOST:PORT; give --http too.")
+    listen = parse_listen(args.http, args.allow_host or ()) if args.http else None  # refused before anything starts
     with owned_temp_dir(SERVE_PREFIX) as folder:  # named after this process: if it is killed, the next start removes it
         skipped: list[str] = []
         if args.landscape:
-            land = _workbook("workbook.landscape", "--landscape").landscape_config(Path(folder) / "sandbox")
+            land = _workbook("workbook.landscape", "--landscape (the workbook's sandboxed real servers)",
+                             "serve your own servers with --config FILE (your client's MCP config)").landscape_config(Path(folder) / "sandbox")
             config, skipped = land.config, land.skipped
         elif args.config:
             config = args.config
@@ -171,7 +178,7 @@ def serve(args: argparse.Namespace) -> list[str] | None:
             figures = asyncio.run(measure(read_source(config), retriever=args.retriever, catalog=catalog, skipped=skipped))
             return figures.lines()
         asyncio.run(run_proxy(config, retriever=args.retriever, extra=extra, threshold_tokens=args.threshold,
-                            folders=[folder]))
+                              folders=[folder], http=listen))
     return None
 
 
@@ -215,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("search", help="rank tools for a query", **listed)
     s.add_argument("query")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"how many tools to print (default {DEFAULT_K}, the tools shown per turn)")
-    s.add_argument("--tools", help="a tools.jsonl (or a folder holding one) in the shared data format")
+    s.add_argument("--tools", help="a tools file: MCP tools/list output, OpenAI or Anthropic tool definitions, a JSON array "
+                                   "or JSON lines (README: Tools files), or a folder holding a tools.jsonl")
     s.add_argument("--retriever", default="catalog", help="which retriever ranks (default catalog: Chapter 2's BM25); one of the retrievers listed below")
     e = sub.add_parser("eval", help="measure a retriever on a labelled data set: R@1/5/10, Complete@10, MRR, nDCG@10", **listed)
     e.add_argument("dataset_dir", help="a folder with tools.jsonl and queries.jsonl (the shared data format)")
@@ -223,13 +231,18 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="Chapter 6's benchmark (options: harness bench --help)", add_help=False)
     sub.add_parser("measure", help="the page's measurements, small, on your model: whole tasks under the ways of loading "
                                    "tools, beside the workbook's figures (options: harness measure --help)", add_help=False)
-    v = sub.add_parser("serve", help="run the tool-search proxy: one stdio MCP server in front of an mcpServers config",
+    v = sub.add_parser("serve", help="run the tool-search proxy: one MCP server (stdio, or --http) in front of your MCP servers",
                        **listed)
-    v.add_argument("--config", help="an mcpServers JSON file (Claude Desktop's, .mcp.json); alwaysLoad per server lists tools directly")
+    v.add_argument("--config", help="your MCP config: Claude Desktop's or Claude Code's (mcpServers), VS Code's .vscode/mcp.json "
+                                    "(servers) or Codex's config.toml (mcp_servers); alwaysLoad per server lists tools directly")
+    v.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP at http://HOST:PORT/mcp for several clients "
+                                                       "(PORT alone: 127.0.0.1; port 0: a free one, said on stderr)")
+    v.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="a host name clients use to reach --http beyond this machine (repeatable); without it only 127.0.0.1 is served")
     v.add_argument("--landscape", action="store_true", help="serve the workbook's real-server landscape in a temporary sandbox")
     v.add_argument("--retriever", help="what ranks search_tools (default: hybrid with the embedding extra, else bm25-fielded); "
                                         "one of the retrievers listed below")
-    v.add_argument("--extra-tools", help="a tools.jsonl whose tools are searchable but not callable (for measuring at scale)")
+    v.add_argument("--extra-tools", help="a tools file whose tools are searchable but not callable (for measuring at scale)")
     v.add_argument("--threshold", type=int, default=0,
                    help="list every tool directly while all of them cost at most this many tokens (default 0: always search)")
     v.add_argument("--measure", action="store_true",
@@ -245,9 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] | None
     try:
         if args.command == "bench":
-            return int(_workbook("experiments.bench", "harness bench").main(rest) or 0)
+            return int(_workbook("experiments.bench", "harness bench", "measure a retriever on your own data with "
+                                                                    "harness eval DATASET_DIR --retriever NAME").main(rest) or 0)
         if args.command == "measure":
-            return int(_workbook("experiments.measure", "harness measure").main(rest) or 0)
+            return int(_workbook("experiments.measure", "harness measure", "run your model on your own agent's tasks "
+                                                                          "with the library's arun").main(rest) or 0)
         if args.command == "doctor":
             lines = doctor_lines()
         elif args.command == "serve":

@@ -142,16 +142,15 @@ def test_a_config_file_with_a_bom_is_read_and_one_that_is_not_utf8_is_named(tmp_
     assert str(info.value) == f"The MCP config file '{bad}' is not UTF-8 text (byte 0xe9 at offset 20): save it as UTF-8."
 
 
-def test_an_http_server_in_the_config_is_skipped_and_the_rest_kept():
+def test_a_websocket_server_in_the_config_is_skipped_and_the_rest_kept():
     config = load_config({"mcpServers": {
         "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
-        "sse": {"url": "https://example.com/sse"},
+        "ws": {"type": "websocket", "url": "wss://example.com/ws"},
         "local": {"command": "python3"},
     }})
-    assert [s.name for s in config.enabled] == ["local"]
-    assert config.servers["remote"].skipped == (
-        "skipped: type 'http' servers are not supported here; this harness runs stdio servers only")
-    assert config.servers["sse"].skipped.startswith("skipped: a 'url' server")
+    assert [s.name for s in config.enabled] == ["remote", "local"]  # http servers run since issue 43
+    assert config.servers["ws"].skipped == (
+        "skipped: type 'websocket' servers are not supported here; this harness runs stdio, streamable HTTP and SSE servers")
 
 
 # --- item 13: a damaged cache --------------------------------------------------------------

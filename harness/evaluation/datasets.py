@@ -26,6 +26,7 @@ from harness.core.places import located
 from harness.core.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 from harness.core.json_types import JSON, JSONObject
+from harness.evaluation.tools_file import as_record, document_entries, parse_document
 
 #: The public folders Chapter 6 measures on (``data_dir()/<name>``).
 DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
@@ -145,20 +146,38 @@ def _field(rec: JSONObject, key: str, kind: type | tuple[type, ...], where: str,
     return value
 
 
+def _tool_entries(p: Path) -> Iterator[tuple[str, JSON]]:
+    """(where, entry) for each tool of a tools file: JSON lines (``.jsonl``, or a file whose first line is a
+    whole entry) or one JSON document (:mod:`harness.evaluation.tools_file`)."""
+    if p.suffix != ".jsonl":
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{p}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); "
+                             "save the file as UTF-8.") from None
+        document = parse_document(text, str(p))
+        if document is not None:
+            yield from document_entries(document, str(p))
+            return
+    yield from ((f"{p}, line {n}", rec) for n, rec in _records(p))
+
+
 def load_tools(path: str | os.PathLike[str]) -> list[CatalogTool]:
-    """The tools of a ``tools.jsonl`` (or of the folder holding one), in file order."""
+    """The tools of a tools file in any format :mod:`harness.evaluation.tools_file` reads (or of the folder
+    holding a ``tools.jsonl``), in file order."""
     p = _jsonl_path(path, "tools.jsonl")
     tools: list[CatalogTool] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, str] = {}
     core = {"id", "name", "description", "input_schema", "server"}
-    for n, rec in _records(p):
-        where = f"{p}, line {n}"
+    for where, entry in _tool_entries(p):
+        rec = as_record(entry, where)
         tid = str(_field(rec, "id", (str, int), where))
         if not tid:
             raise ValueError(f"{where}: the tool id is empty.")
         if tid in seen:
-            raise ValueError(f"{where}: duplicate tool id {tid!r} (first on line {seen[tid]}).")
-        seen[tid] = n
+            first = seen[tid].removeprefix(f"{p}, ")
+            raise ValueError(f"{where}: duplicate tool id {tid!r} (first on {first}).")
+        seen[tid] = where
         schema = _schema(rec, where)
         tools.append(CatalogTool(
             id=tid,

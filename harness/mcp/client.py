@@ -4,12 +4,14 @@ Introduced in Chapter 5 (MCP integration).
 
 Why it is built this way:
 
-* Each server lives in **its own asyncio task** that enters the SDK's ``stdio_client`` and
-  ``ClientSession`` and stays inside them until told to stop. The SDK's context managers hold anyio
+* Each server lives in **its own asyncio task** that enters the SDK's transport (``stdio_client``
+  for a command; ``streamable_http_client`` or ``sse_client`` for a ``url``) and ``ClientSession``
+  and stays inside them until told to stop. The SDK's context managers hold anyio
   cancel scopes that must be left by the task that entered them; one task per server keeps that
   true, lets servers start concurrently, and lets ``start()`` and ``aclose()`` sit in different
   notebook cells.
-* A server that is missing, exits, hangs or crashes is a **status**, not an exception: the others
+* A server that is missing, exits, hangs or crashes — or, remote, refuses the connection, answers
+  an HTTP error or something that is not MCP — is a **status**, not an exception: the others
   keep working. A tool call that fails, hangs or hits a crashed server becomes an **error result**
   the model can read (``ToolResult(is_error=True)``), never an exception that ends the loop.
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
@@ -46,14 +48,20 @@ import sys
 import time
 import uuid
 import weakref
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Literal, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Literal, Mapping, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import mcp.types as mcp_types
 import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
@@ -65,7 +73,7 @@ from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
-from harness.core.redaction import hide_values
+from harness.core.redaction import hide_values, url_credentials
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
@@ -80,6 +88,18 @@ MAX_TOOL_PAGES = 1_000
 SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
+
+
+T = TypeVar("T")
+
+
+class UpstreamError(Exception):
+    """A request to an upstream server that got no result: one sentence, and the JSON-RPC code to pass on
+    (the server's own when it refused the request, else INTERNAL_ERROR)."""
+
+    def __init__(self, message: str, code: int = mcp_types.INTERNAL_ERROR) -> None:
+        super().__init__(message)
+        self.message, self.code = message, code
 
 
 class MCPCallError(RuntimeError):
@@ -259,23 +279,52 @@ async def _list_page(session: ClientSession, cursor: str | None, notes: list[str
     return tools, raw.nextCursor
 
 
+async def all_pages(page: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]], what: str) -> list[Any]:  # Any: the SDK's listed items
+    """Every item of a paginated listing, following the cursor ``page(cursor)`` returns until it is None."""
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_TOOL_PAGES):
+        found, cursor = await page(cursor)
+        items.extend(found)
+        if cursor is None:
+            return items
+        if cursor in seen:
+            raise RuntimeError(f"the server sent the cursor {cursor!r} twice while listing {what}")
+        seen.add(cursor)
+    raise RuntimeError(f"the server listed more than {MAX_TOOL_PAGES} pages of {what}")
+
+
 async def list_all_tools(session: ClientSession, notes: list[str] | None = None) -> list[mcp_types.Tool]:
     """Every tool a server offers, following ``next_cursor`` page after page.
 
     A definition the SDK's types reject is left out with a one-line reason appended to ``notes``.
     """
-    tools: list[mcp_types.Tool] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_TOOL_PAGES):
-        page_tools, cursor = await _list_page(session, cursor, notes if notes is not None else [])
-        tools.extend(page_tools)
-        if cursor is None:
-            return tools
-        if cursor in seen:
-            raise RuntimeError(f"the server sent the cursor {cursor!r} twice while listing tools")
-        seen.add(cursor)
-    raise RuntimeError(f"the server listed more than {MAX_TOOL_PAGES} pages of tools")
+    kept = notes if notes is not None else []
+    return await all_pages(lambda cursor: _list_page(session, cursor, kept), "tools")
+
+
+async def list_offered(session: ClientSession, capabilities: mcp_types.ServerCapabilities,
+                       notes: list[str]) -> tuple[list[mcp_types.Resource], list[mcp_types.ResourceTemplate], list[mcp_types.Prompt]]:
+    """A server's resources, resource templates and prompts, as far as it offers them (for the proxy to pass on).
+
+    A listing that fails is left empty with a note: the server's tools still count.
+    """
+    async def every(what: str, lister: Callable[..., Awaitable[Any]], field: str) -> list[Any]:  # Any: the SDK's results
+        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+            result = await lister(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+            return getattr(result, field), result.next_cursor
+
+        try:
+            return await all_pages(page, what)
+        except Exception as exc:
+            notes.append(f"listing its {what} failed: {type(exc).__name__}: {one_line(exc)}")
+            return []
+
+    resources, prompts = capabilities.resources is not None, capabilities.prompts is not None
+    return (await every("resources", session.list_resources, "resources") if resources else [],
+            await every("resource templates", session.list_resource_templates, "resource_templates") if resources else [],
+            await every("prompts", session.list_prompts, "prompts") if prompts else [])
 
 
 class ServerConnection:
@@ -289,12 +338,16 @@ class ServerConnection:
         self.log_path = log_path  # where the server's stderr goes (the status shows it too)
         self.status = ServerStatus(config.name, log_path=log_path)
         self.definitions: list[mcp_types.Tool] = []
+        self.resources: list[mcp_types.Resource] = []  # listed at start-up, passed on by the proxy
+        self.templates: list[mcp_types.ResourceTemplate] = []
+        self.prompts: list[mcp_types.Prompt] = []
         self.session: ClientSession | None = None
         self.ready = asyncio.Event()  # set once start-up has ended, however it ended
         self.stop = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.marker = f"{SERVER_ID_VARIABLE}={uuid.uuid4().hex}"
         self.garbage: str | None = None  # the last line on stdout that was not an MCP message
+        self.refusal = ""  # a remote server's last HTTP error status ("HTTP 401 Unauthorized")
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
         self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
 
@@ -322,6 +375,8 @@ class ServerConnection:
     def _precheck(self) -> str | None:
         """Why the server cannot even be spawned (one sentence), or None."""
         cfg = self.config
+        if cfg.remote:
+            return None  # whether the address answers is what start-up finds out
         if cfg.cwd is not None and not Path(cfg.cwd).is_dir():
             return f"working directory '{cfg.cwd}' does not exist"
         path = cfg.env.get("PATH", os.environ.get("PATH"))
@@ -333,8 +388,56 @@ class ServerConnection:
         return None
 
     def _exited_reason(self, during: str) -> str:
+        if self.config.remote:
+            return self._hidden(f"the connection to {self.config.url} closed {during}")
         said = _last_line(self.status.log_path, self.config.env.values())
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
+
+    @asynccontextmanager
+    async def _streams(self) -> AsyncIterator[tuple[Any, Any]]:  # Any: the SDK's read and write streams
+        """The server's message streams: its process over stdio (stderr to the log file), or its URL."""
+        cfg = self.config
+        if cfg.transport == "http":
+            async with self._http_client(headers=dict(cfg.headers)) as http:
+                async with streamable_http_client(cfg.url, http_client=http) as streams:
+                    yield streams
+        elif cfg.transport == "sse":
+            async with sse_client(cfg.url, headers=dict(cfg.headers), timeout=cfg.startup_timeout,
+                                  httpx_client_factory=self._http_client) as streams:
+                yield streams
+        else:
+            name, value = self.marker.split("=", 1)
+            params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), cwd=cfg.cwd,
+                                           env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
+                                           encoding_error_handler="replace")
+            with open(self.log_path, "w", encoding="utf-8") as errlog:
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams
+
+    def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:  # Any: httpx2's
+        """The SDK's HTTP client for this server, keeping its last HTTP error status (the SDK's own message
+        for one is only 'Server returned an error response')."""
+        async def note_refusal(response: Any) -> None:
+            if response.status_code >= 400:
+                self.refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks["response"].append(note_refusal)
+        return client
+
+    def _hidden(self, text: str) -> str:
+        """``text`` with what may be secret about a remote server hidden: header values, the URL's user and
+        password, and the values in its query string (``?key=…``)."""
+        url = urlsplit(self.config.url)
+        return hide_values(text, [*self.config.headers.values(), *(v for _, v in parse_qsl(url.query)),
+                                  *url_credentials(self.config.url)])
+
+    def _remote_failure(self, exc: BaseException) -> str:
+        """Why a remote server could not start, in words that say what to check; secrets hidden."""
+        if self.refusal:
+            hint = ": check the credentials in its headers" if self.refusal.split()[1] in ("401", "403") else ""
+            return self._hidden(f"{self.config.url} answered {self.refusal}{hint}")
+        return self._hidden(f"no MCP session with {self.config.url}: {type(exc).__name__}: {one_line(exc)}")
 
     async def run(self) -> None:
         """Start, initialize and list; then hold the session open until :attr:`stop` is set."""
@@ -343,34 +446,34 @@ class ServerConnection:
         if problem:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
-        name, value = self.marker.split("=", 1)
-        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
-                                       cwd=cfg.cwd, encoding_error_handler="replace")
         try:
-            with open(self.log_path, "w", encoding="utf-8") as errlog:
-                async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write, message_handler=self._on_message) as session:
-                        with anyio.move_on_after(cfg.startup_timeout) as deadline:
-                            self._waiting.add(deadline)
-                            init = await session.initialize()
-                            self.definitions = await list_all_tools(session, self.status.notes)
-                        self._waiting.discard(deadline)
-                        if deadline.cancelled_caught and self.garbage is not None:
-                            return self.end_startup(
-                                "failed", f"the server wrote something that is not an MCP message on stdout: {self.garbage}")
-                        if deadline.cancelled_caught:
-                            return self.end_startup("timed out", f"did not finish start-up within {cfg.startup_timeout:g} s")
-                        self.status.startup_seconds = time.perf_counter() - began
-                        self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
-                        self.session = session
-                        self.end_startup("ready", f"{len(self.definitions)} tools listed")
-                        await self.stop.wait()
+            async with self._streams() as (read, write):
+                async with ClientSession(read, write, message_handler=self._on_message) as session:
+                    with anyio.move_on_after(cfg.startup_timeout) as deadline:
+                        self._waiting.add(deadline)
+                        init = await session.initialize()
+                        self.definitions = await list_all_tools(session, self.status.notes)
+                        self.resources, self.templates, self.prompts = await list_offered(
+                            session, init.capabilities, self.status.notes)
+                    self._waiting.discard(deadline)
+                    if deadline.cancelled_caught and self.garbage is not None:
+                        return self.end_startup(
+                            "failed", f"the server wrote something that is not an MCP message on stdout: {self.garbage}")
+                    if deadline.cancelled_caught:
+                        return self.end_startup("timed out", f"did not finish start-up within {cfg.startup_timeout:g} s")
+                    self.status.startup_seconds = time.perf_counter() - began
+                    self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
+                    self.session = session
+                    self.end_startup("ready", f"{len(self.definitions)} tools listed")
+                    await self.stop.wait()
         except Exception as error:  # every start-up failure becomes a status
             exc = _leaf(error)
             if self.status.state == "ready":
                 self.status.state, self.status.reason = "crashed", f"the session broke: {type(exc).__name__}: {exc}"
             elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
                 self.end_startup("failed", self._exited_reason("during start-up"))
+            elif cfg.remote:
+                self.end_startup("failed", self._remote_failure(exc))
             else:
                 self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {one_line(exc)}")
         finally:
@@ -383,33 +486,50 @@ class ServerConnection:
                 self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
 
-    async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
-        """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
+    async def request(self, label: str, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """``send(session)``'s result; a failure on the server's side is an :class:`UpstreamError` saying why.
+
+        ``label`` ("Tool 'x'") and ``what`` ("the call to 'x'") word the sentence; ``send`` applies
+        the server's call timeout (``read_timeout_seconds``), whose expiry is reported here.
+        """
         name, timeout = self.config.name, self.config.call_timeout
         session = self.session
         if session is None or self.status.state != "ready":
-            return f"MCP server '{name}' is {self.status.state}: {self.status.reason}.", True
+            raise UpstreamError(f"MCP server '{name}' is {self.status.state}: {self.status.reason}.")
         scope = anyio.CancelScope()
         self._waiting.add(scope)
         try:
             with scope:
-                result = await session.call_tool(raw_name, dict(arguments), read_timeout_seconds=timeout)
-            if scope.cancelled_caught:
-                return (f"MCP server '{name}' answered the call to '{raw_name}' with something that is not an MCP "
-                        f"message: {self.garbage}"), True
+                return await send(session)
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED and self.stop.is_set():
-                return f"MCP server '{name}' was shut down during the call to '{raw_name}'.", True
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                self.status.state, self.status.reason = "crashed", self._exited_reason(f"during a call to '{raw_name}'")
-                return f"MCP server '{name}' crashed during the call to '{raw_name}'; its tools are unavailable.", True
+                raise UpstreamError(f"MCP server '{name}' was shut down during {what}.") from None
+            if exc.code == mcp_types.CONNECTION_CLOSED:  # the status says "a call to 'x'", the reply "the call"
+                self.status.state, self.status.reason = "crashed", self._exited_reason("during " + what.replace("the ", "a ", 1))
+                raise UpstreamError(f"MCP server '{name}' crashed during {what}; its tools are unavailable.") from None
             if exc.code == mcp_types.REQUEST_TIMEOUT:
-                return f"Tool '{raw_name}' on MCP server '{name}' did not answer within {timeout:g} s; the call was abandoned.", True
-            return f"MCP server '{name}' refused the call to '{raw_name}': {exc.message}", True
+                raise UpstreamError(f"{label} on MCP server '{name}' did not answer within {timeout:g} s; "
+                                    "the call was abandoned.") from None
+            raise UpstreamError(f"MCP server '{name}' refused {what}: {exc.message}", exc.code) from None
         except Exception as exc:  # a malformed reply must not end the agent loop either
-            return f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {one_line(exc)}", True
+            raise UpstreamError(f"{what[0].upper()}{what[1:]} on MCP server '{name}' failed: "
+                                f"{type(exc).__name__}: {one_line(exc)}") from None
         finally:
             self._waiting.discard(scope)
+        raise UpstreamError(f"MCP server '{name}' answered {what} with something that is not an MCP message: {self.garbage}")
+
+    async def call_result(self, raw_name: str, arguments: Mapping[str, JSON],
+                          progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
+        """The server's own ``tools/call`` result (``progress`` gets its progress notices), or an error result saying why."""
+        try:
+            return await self.request(f"Tool '{raw_name}'", f"the call to '{raw_name}'", lambda session: session.call_tool(
+                raw_name, dict(arguments), read_timeout_seconds=self.config.call_timeout, progress_callback=progress))
+        except UpstreamError as exc:
+            return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=exc.message)], is_error=True)
+
+    async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
+        """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
+        result = await self.call_result(raw_name, arguments)
         return render_content(result, self.max_result_chars), bool(result.is_error)
 
 

@@ -3,15 +3,22 @@
 Introduced in Chapter 5 (MCP integration).
 
 The shape is the one Claude Desktop, Claude Code and Cursor use, plus the switches tool search
-needs (``deferLoading``, ``disabledTools``, timeouts). A config is read once and checked whole:
-a wrong field fails here with one sentence naming the server and the field, instead of later as
-a server that silently never starts. A remote (``http``/``sse``/``url``) server is kept in the
-config as skipped, with the reason, so the stdio servers beside it still run. ``${VAR}`` in ``env`` values is filled from the parent
-environment because keys belong in the environment, not in a committed file; a server is given
-only the variables its config names (the SDK adds HOME, LOGNAME, PATH, SHELL, TERM and USER).
+needs (``deferLoading``, ``disabledTools``, timeouts); VS Code's and Codex's files are read too
+(:mod:`harness.mcp.config_formats`). A config is read once and checked whole: a wrong field fails
+here with one sentence naming the server and the field, instead of later as a server that silently
+never starts. A server runs over stdio (``command``) or is remote (``url``, with ``type`` ``http``,
+``streamable-http`` or ``sse``, and ``headers``); a WebSocket server is kept in the config as
+skipped, with the reason, so the servers beside it still run.
+
+``${VAR}`` and ``${VAR:-default}`` are filled from the parent environment in ``command``, ``args``,
+``env``, ``url`` and ``headers``, as Claude Code does, because keys belong in the environment, not
+in a committed file: an unset ``${VAR}`` is an error naming the field, and the default is used when
+the variable is unset or empty (the shell's ``:-``). A server is given only the variables its
+config names (the SDK adds HOME, LOGNAME, PATH, SHELL, TERM and USER).
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -21,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from harness.core.redaction import redact_url_credentials
 from harness.core.registry import DEFAULT_TIMEOUT as REGISTRY_TIMEOUT
 from harness.core.json_types import JSON, JSONObject
 
@@ -31,11 +39,15 @@ DEFAULT_CALL_TIMEOUT = REGISTRY_TIMEOUT - 5.0
 #: The longest timeout a config may set (a day): longer ones are typos, and some clocks overflow on them.
 MAX_TIMEOUT = 86_400.0
 
-_FIELDS = ("type", "command", "args", "env", "cwd", "deferLoading", "enabled", "disabledTools",
-           "startupTimeout", "callTimeout")
-#: Transports other clients run; a server of one of these is skipped with a reason, not an error.
-_REMOTE_TYPES = ("http", "sse", "streamable-http", "streamableHttp", "ws", "websocket")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_COMMON = ("type", "deferLoading", "enabled", "disabledTools", "startupTimeout", "callTimeout")
+_STDIO_FIELDS = ("command", "args", "env", "cwd", *_COMMON)
+_REMOTE_FIELDS = ("url", "headers", *_COMMON)
+#: ``type`` values and the transport each means.
+TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
+#: Transports other clients run that this one does not; a server of one of these is skipped with a reason, not an error.
+_SKIPPED_TYPES = ("ws", "websocket")
+#: ``${VAR}``, ``${VAR:-default}``; VS Code's ``${env:VAR}`` is the first.
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class MCPConfigError(ValueError):
@@ -58,10 +70,10 @@ def _unique_keys(pairs: list[tuple[str, JSON]]) -> JSONObject:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """One server: how to launch it and how its tools are exposed."""
+    """One server: how to launch or reach it and how its tools are exposed."""
 
     name: str
-    command: str
+    command: str = ""
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
@@ -70,7 +82,14 @@ class ServerConfig:
     disabled_tools: frozenset[str] = frozenset()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
-    skipped: str = ""  # why a server the config lists is not run (an http server), else ""
+    skipped: str = ""  # why a server the config lists is not run (a WebSocket server), else ""
+    transport: str = "stdio"  # "stdio", "http" (streamable HTTP) or "sse"
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def remote(self) -> bool:
+        return self.transport != "stdio"
 
 
 @dataclass(frozen=True)
@@ -92,13 +111,32 @@ def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _expand(value: str, where: str, environ: Mapping[str, str]) -> str:
+def expand(value: str, where: str, environ: Mapping[str, str]) -> str:
+    """``value`` with ``${VAR}`` and ``${VAR:-default}`` filled from ``environ`` (one sentence for an unset one)."""
     def fill(m: re.Match[str]) -> str:
-        if m.group(1) not in environ:
-            raise MCPConfigError(f"{where} refers to ${{{m.group(1)}}}, which is not set in the environment.")
-        return environ[m.group(1)]
+        name, default = m.group(1), m.group(2)
+        if default is not None:
+            return environ.get(name) or default
+        if name not in environ:
+            raise MCPConfigError(f"{where} refers to ${{{name}}}, which is not set in the environment.")
+        return environ[name]
 
+    if "${input:" in value:
+        raise MCPConfigError(f"{where} uses VS Code's ${{input:…}}, which only the editor can ask for: "
+                             "put the value in an environment variable and write ${VAR}.")
     return _VAR.sub(fill, value)
+
+
+def _strings(value: JSON, where: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """An object of strings (``env``, ``headers``), each value expanded."""
+    if not isinstance(value, dict):
+        raise MCPConfigError(f"{where} must be an object of strings, got {_type_name(value)}.")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise MCPConfigError(f"{where}.{key} must be a string, got {_type_name(item)}.")
+        out[key] = expand(item, f"{where}.{key}", environ)
+    return out
 
 
 def _string_list(value: JSON, where: str) -> tuple[str, ...]:
@@ -126,46 +164,78 @@ def _flag(value: JSON, where: str, default: bool | None) -> bool | None:
     return value
 
 
+def _transport(spec: JSONObject, where: str) -> str:
+    """The transport an entry asks for: its ``type``, else ``http`` for a ``url`` alone (``sse`` when it ends in /sse)."""
+    kind = spec.get("type")
+    if kind is None:
+        if "url" in spec and "command" in spec:
+            raise MCPConfigError(f"{where} has both 'command' and 'url': give it \"type\": \"stdio\" or \"http\".")
+        if "url" not in spec:
+            return "stdio"
+        url = spec["url"]
+        return "sse" if isinstance(url, str) and url.rstrip("/").endswith("/sse") else "http"
+    if kind not in TRANSPORTS:
+        raise MCPConfigError(f"{where}.type must be one of {', '.join(repr(t) for t in TRANSPORTS)}, got {kind!r}.")
+    return TRANSPORTS[kind]
+
+
+def _checked_fields(spec: JSONObject, known: tuple[str, ...], where: str, transport: str) -> None:
+    unknown = [k for k in spec if k not in known]
+    if not unknown:
+        return
+    other = _REMOTE_FIELDS if transport == "stdio" else _STDIO_FIELDS
+    if unknown[0] in other:
+        kind = "a stdio server (one with 'command')" if transport == "stdio" else f"an {transport} server (one with 'url')"
+        raise MCPConfigError(f"{where}.{unknown[0]} does not apply to {kind}.")
+    close = difflib.get_close_matches(unknown[0], known, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else f" (known fields: {', '.join(known)})"
+    raise MCPConfigError(f"{where} has an unknown field '{unknown[0]}'{hint}.")
+
+
+def _remote(name: str, spec: JSONObject, where: str, environ: Mapping[str, str]) -> ServerConfig:
+    """An http or sse server's ``url`` and ``headers``, expanded and checked."""
+    url = spec.get("url")
+    if not isinstance(url, str) or not url.strip():
+        got = "nothing" if "url" not in spec else f"{_type_name(url)} {url!r}"
+        raise MCPConfigError(f"{where}.url must be an http:// or https:// address, got {got}.")
+    url = expand(url, f"{where}.url", environ).strip()
+    if not url.lower().startswith(("http://", "https://")):
+        raise MCPConfigError(f"{where}.url must be an http:// or https:// address, got {redact_url_credentials(url)!r}.")
+    return ServerConfig(name=name, url=url, headers=_strings(spec.get("headers", {}), f"{where}.headers", environ))
+
+
+def _stdio(name: str, spec: JSONObject, where: str, environ: Mapping[str, str]) -> ServerConfig:
+    """A stdio server's ``command``, ``args``, ``env`` and ``cwd``, expanded and checked."""
+    command = spec.get("command")
+    if not isinstance(command, str) or not command.strip():
+        got = "nothing" if "command" not in spec else f"{_type_name(command)} {command!r}"
+        raise MCPConfigError(f"{where}.command must be a non-empty string, got {got}.")
+    cwd = spec.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise MCPConfigError(f"{where}.cwd must be a string path, got {_type_name(cwd)}.")
+    args = _string_list(spec.get("args", []), f"{where}.args")
+    return ServerConfig(name=name, command=expand(command, f"{where}.command", environ),
+                        args=tuple(expand(a, f"{where}.args[{i}]", environ) for i, a in enumerate(args)),
+                        env=_strings(spec.get("env", {}), f"{where}.env", environ), cwd=cwd)
+
+
 def parse_server(name: str, spec: JSON, environ: Mapping[str, str]) -> ServerConfig:
     """One ``mcpServers`` entry as a :class:`ServerConfig`, or :class:`MCPConfigError`."""
     where = f"mcpServers.{name}"
     if not name or not isinstance(name, str):
         raise MCPConfigError("mcpServers has a server with an empty name; give every server a name.")
     if not isinstance(spec, dict):
-        raise MCPConfigError(f"{where} must be an object with at least 'command', got {_type_name(spec)}.")
-    kind = spec.get("type", "stdio")
-    if kind in _REMOTE_TYPES or (kind == "stdio" and "url" in spec and "command" not in spec):
-        what = f"type {kind!r} servers are" if kind != "stdio" else "a 'url' server is"
-        return ServerConfig(name=name, command="", enabled=False,
-                            skipped=f"skipped: {what} not supported here; this harness runs stdio servers only")
-    unknown = [k for k in spec if k not in _FIELDS]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], _FIELDS, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else f" (known fields: {', '.join(_FIELDS)})"
-        raise MCPConfigError(f"{where} has an unknown field '{unknown[0]}'{hint}.")
-    if kind != "stdio":
-        raise MCPConfigError(f"{where}.type must be 'stdio' (the only transport this harness runs), got {kind!r}.")
-    command = spec.get("command")
-    if not isinstance(command, str) or not command.strip():
-        got = "nothing" if "command" not in spec else f"{_type_name(command)} {command!r}"
-        raise MCPConfigError(f"{where}.command must be a non-empty string, got {got}.")
-    env_spec = spec.get("env", {})
-    if not isinstance(env_spec, dict):
-        raise MCPConfigError(f"{where}.env must be an object of strings, got {_type_name(env_spec)}.")
-    env: dict[str, str] = {}
-    for key, value in env_spec.items():
-        if not isinstance(value, str):
-            raise MCPConfigError(f"{where}.env.{key} must be a string, got {_type_name(value)}.")
-        env[key] = _expand(value, f"{where}.env.{key}", environ)
-    cwd = spec.get("cwd")
-    if cwd is not None and not isinstance(cwd, str):
-        raise MCPConfigError(f"{where}.cwd must be a string path, got {_type_name(cwd)}.")
-    return ServerConfig(
-        name=name,
-        command=command,
-        args=_string_list(spec.get("args", []), f"{where}.args"),
-        env=env,
-        cwd=cwd,
+        raise MCPConfigError(f"{where} must be an object with 'command' (stdio) or 'url' (http), got {_type_name(spec)}.")
+    if spec.get("type") in _SKIPPED_TYPES:
+        return ServerConfig(name=name, enabled=False,
+                            skipped=f"skipped: type {spec['type']!r} servers are not supported here; "
+                                    "this harness runs stdio, streamable HTTP and SSE servers")
+    transport = _transport(spec, where)
+    _checked_fields(spec, _STDIO_FIELDS if transport == "stdio" else _REMOTE_FIELDS, where, transport)
+    reach = _stdio(name, spec, where, environ) if transport == "stdio" else _remote(name, spec, where, environ)
+    return dataclasses.replace(
+        reach,
+        transport=transport,
         defer_loading=_flag(spec.get("deferLoading"), f"{where}.deferLoading", None),
         enabled=bool(_flag(spec.get("enabled"), f"{where}.enabled", True)),
         disabled_tools=frozenset(_string_list(spec.get("disabledTools", []), f"{where}.disabledTools")),
@@ -174,27 +244,50 @@ def parse_server(name: str, spec: JSON, environ: Mapping[str, str]) -> ServerCon
     )
 
 
-def read_source(source: Mapping[str, JSON] | str | os.PathLike[str]) -> JSON:
-    """The config's raw data: a mapping as given, or a file's JSON (a one-sentence error if it is not)."""
+def read_source(source: Mapping[str, JSON] | str | os.PathLike[str],
+                environ: Mapping[str, str] | None = None) -> JSONObject:
+    """The config's data as ``{"mcpServers": {...}}``: a mapping as given, a JSON string, or a file — any
+    client's (:mod:`harness.mcp.config_formats`) — with a one-sentence error for anything else."""
+    from harness.mcp.config_formats import ConfigFormatError, as_mcp_servers  # other clients' formats, when read
+    env = os.environ if environ is None else environ
+    path: Path | None = None
     if isinstance(source, Mapping):
-        return source
-    if not isinstance(source, (str, os.PathLike)):
+        data: JSON = dict(source)
+    elif not isinstance(source, (str, os.PathLike)):
         raise MCPConfigError(f"The MCP config must be a dict, a JSON string or a path, got {_type_name(source)}.")
-    text = str(source)
-    if isinstance(source, str) and text.lstrip().startswith(("{", "[")):
-        origin = "The MCP config"
+    elif isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+        data = _parse_json(source, "The MCP config")
     else:
-        path = Path(text).expanduser()
-        if path.is_dir():
-            raise MCPConfigError(f"The MCP config file '{path}' is a folder, not a file: pass the mcpServers JSON file itself.")
-        if not path.is_file():
-            raise MCPConfigError(f"The MCP config file '{path}' does not exist.")
-        origin = f"The MCP config file '{path}'"
+        path = Path(source).expanduser()
+        data = _read_file(path)
+    try:
+        return as_mcp_servers(data, path, env)
+    except ConfigFormatError as exc:
+        raise MCPConfigError(str(exc)) from None
+
+
+def _read_file(path: Path) -> JSON:
+    if path.is_dir():
+        raise MCPConfigError(f"The MCP config file '{path}' is a folder, not a file: pass the mcpServers JSON file itself.")
+    if not path.is_file():
+        raise MCPConfigError(f"The MCP config file '{path}' does not exist.")
+    origin = f"The MCP config file '{path}'"
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not an error
+    except UnicodeDecodeError as exc:
+        raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+                             "save it as UTF-8.") from None
+    if path.suffix == ".toml":
+        from harness.mcp.config_formats import ConfigFormatError, parse_toml
+
         try:
-            text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not an error
-        except UnicodeDecodeError as exc:
-            raise MCPConfigError(f"{origin} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
-                                 "save it as UTF-8.") from None
+            return parse_toml(text, origin)
+        except ConfigFormatError as exc:
+            raise MCPConfigError(str(exc)) from None
+    return _parse_json(text, origin)
+
+
+def _parse_json(text: str, origin: str) -> JSON:
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
@@ -211,15 +304,15 @@ def load_config(
     source: MCPConfig | Mapping[str, JSON] | str | os.PathLike[str],
     environ: Mapping[str, str] | None = None,
 ) -> MCPConfig:
-    """A checked config from a dict, a JSON string or a path to a JSON file.
+    """A checked config from a dict, a JSON string or a path to any client's config file.
 
-    ``environ`` (default ``os.environ``) fills ``${VAR}`` references in ``env`` values.
+    ``environ`` (default ``os.environ``) fills ``${VAR}`` and ``${VAR:-default}`` references.
     """
     if isinstance(source, MCPConfig):
         return source
-    data = read_source(source)
-    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), dict):
-        got = _type_name(data.get("mcpServers")) if isinstance(data, Mapping) else _type_name(data)
-        raise MCPConfigError(f"The MCP config needs a top-level object 'mcpServers' mapping names to servers, got {got}.")
     env = os.environ if environ is None else environ
+    data = read_source(source, env)
+    if not isinstance(data.get("mcpServers"), dict):
+        raise MCPConfigError("The MCP config needs a top-level object 'mcpServers' mapping names to servers, "
+                             f"got {_type_name(data.get('mcpServers'))}.")
     return MCPConfig({name: parse_server(name, spec, env) for name, spec in data["mcpServers"].items()})

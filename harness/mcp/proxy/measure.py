@@ -27,7 +27,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from harness.core.tokens import tools_tokens
 from harness.core.tools import Tool
 from harness.mcp.client import MCPHub
-from harness.mcp.proxy.server import best_retriever
+from harness.mcp.proxy.server import best_retriever, split_always_load
 from harness.core.json_types import JSON, JSONObject
 
 #: Requests a user of the landscape's servers might make; each is searched :data:`REPEATS` times.
@@ -151,9 +151,10 @@ async def search_latency(session: ClientSession, queries: Sequence[str] = QUERIE
 
 
 async def direct_connection(config: Mapping[str, JSON]) -> Connection:
-    """Every enabled tool of ``config`` as a client connecting to each server directly would be given them."""
+    """Every enabled tool of ``config`` as a client connecting to each server directly would be given them
+    (``alwaysLoad``, the proxy's own field, means nothing to a direct connection)."""
     began = time.perf_counter()
-    async with MCPHub(config) as hub:
+    async with MCPHub(split_always_load(config)[0]) as hub:
         seconds = time.perf_counter() - began
         tools = list(hub.tools.values())
         return Connection(tools, tools_tokens(tools), seconds)
