@@ -289,17 +289,25 @@ async def rejudged(row: TaskRow) -> TaskRow:
     show the recorded tools at every turn; otherwise :class:`ReplayMismatch`. Seconds, prompts, model and
     trace stay the row's own.
     """
+    again = row_of(row.config, row.split, await replayed(row), row.prompt_list(), row.seconds, row.max_turns,
+                   model=row.model, model_sha256=row.model_sha256, trace=row.trace)
+    return replace(again, prompts=row.prompts)
+
+
+async def replayed(row: TaskRow) -> ScenarioRun:
+    """``row``'s run again, from its trace, on a fresh world: every turn with the tools shown, the calls and their
+    results (what Chapter 5c watches turn by turn), judged by today's judge. :class:`ReplayMismatch` unless the
+    replay made the recorded calls with the recorded outcomes and used every recorded turn."""
     scenario = next((s for s in load_scenarios(row.split) if s.id == row.scenario), None)
     if scenario is None:
         raise ValueError(f"There is no scenario {row.scenario!r} in {row.split!r} any more.")
     trace = row.trace if row.trace is not None else reconstructed_trace(row, scenario)
     replay = Replay(trace)
     (priced,) = await run_recorded(replay, fresh_demo_catalog, [scenario], **loop_options(row.config), max_turns=row.max_turns)
-    again = row_of(row.config, row.split, priced.run, row.prompt_list(), row.seconds, row.max_turns,
-                   model=row.model, model_sha256=row.model_sha256, trace=row.trace)
-    if again.calls != json.loads(json.dumps(row.calls)) or replay.at != len(trace):
+    made = [[n, a, ok] for n, a, ok in priced.run.result.calls()]
+    if json.loads(json.dumps(made)) != json.loads(json.dumps(row.calls)) or replay.at != len(trace):
         raise ReplayMismatch(f"{row.key}: the replay made other calls than the run")
-    return replace(again, prompts=row.prompts)
+    return priced.run
 
 
 def read_rows(path: str | Path | Traversable) -> list[TaskRow]:
