@@ -62,6 +62,7 @@ from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
+from harness.mcp.suspicious import LookAlikes, flag_tool
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
@@ -459,6 +460,8 @@ class MCPHub:
         self.disabled: dict[str, str] = {}  # canonical name -> why it cannot be called
         self.plan = plan_deferral({}, {}, policy)
         self.search = mcp_search([], [], keep_loaded=keep_loaded)
+        self.look_alikes = LookAlikes()  # every tool's raw name by skeleton, for the look-alike check
+        self.flag_cache: dict[str, list[str]] = {}  # the detector's flags by tool name, until the tools change
         #: Called with a server's name when it says its tools changed; :meth:`refresh` re-lists them.
         self.on_tools_changed: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -570,6 +573,8 @@ class MCPHub:
                     continue
                 self.tools[canonical] = t
                 by_server[server].append(t)
+        self.look_alikes = LookAlikes(t.raw_name for t in self.tools.values())
+        self.flag_cache = {}
         overrides = {name: c.config.defer_loading for name, c in self.connections.items()}
         self.plan = plan_deferral(by_server, overrides, self.policy)
         self.search = mcp_search(
@@ -578,6 +583,16 @@ class MCPHub:
             keep_loaded=self.keep_loaded,
             retriever=self.retriever,
         )
+
+    def flags(self, t: Tool) -> list[str]:
+        """The poisoning detector's flags for ``t`` (a tool of this session, or one shown beside them), its
+        name held against every tool's (a look-alike impersonates another server's tool); computed once
+        per tool until the tools change, since a status shows every tool's."""
+        cache = self.flag_cache  # a thread may fill it while the tools change: it then fills the old one
+        found = cache.get(t.name)
+        if found is None:
+            found = cache[t.name] = flag_tool(t, self.look_alikes)
+        return found
 
     @staticmethod
     def _caller(conn: ServerConnection, raw_name: str) -> Callable[..., Awaitable[str]]:

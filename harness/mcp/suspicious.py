@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -525,9 +526,27 @@ def _skeleton(name: str) -> str:
     return folded
 
 
-def flag_name(name: str, others: Iterable[str] = ()) -> list[str]:
+class LookAlikes:
+    """The names listed together, by skeleton: whether a name looks like another is one dictionary lookup.
+
+    Comparing each name's skeleton with every other's costs n² skeletons (280 s for a proxy's status at
+    5,000 tools); a session builds this once per catalog and asks it per name.
+    """
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._by_skeleton: dict[str, list[str]] = defaultdict(list)
+        for name in dict.fromkeys(names):
+            self._by_skeleton[_skeleton(name)].append(name)
+
+    def twin(self, name: str) -> str | None:
+        """A listed name that looks like ``name`` but is written differently, or None."""
+        return next((o for o in self._by_skeleton.get(_skeleton(name), ()) if o != name), None)
+
+
+def flag_name(name: str, others: Iterable[str] | LookAlikes = ()) -> list[str]:
     """Why a tool's name may impersonate another: hidden characters, look-alike letters from another script,
-    or the same appearance as one of ``others`` (the other tools listed beside it) with different characters."""
+    or the same appearance as one of ``others`` (the other tools listed beside it, or their :class:`LookAlikes`)
+    with different characters."""
     flags: list[str] = []
     hidden = _ZERO_WIDTH.findall(name) + _TAG_CHARS.findall(name) + _CONTROL.findall(name)
     if hidden:
@@ -539,21 +558,25 @@ def flag_name(name: str, others: Iterable[str] = ()) -> list[str]:
     elif any(c.isalpha() and not c.isascii() for c in name) and folded.isascii():
         flags.append(f"the name is written in look-alike letters that read as {folded!r}")
     # Only the name that uses look-alike characters is flagged, not the plain one it imitates.
-    twin = next((o for o in others if o != name and _skeleton(o) == folded), None) if folded != name else None
-    if twin is not None:
-        flags.append(f"the name looks like the tool {twin!r} but uses different characters")
+    if folded != name:
+        twin = (others if isinstance(others, LookAlikes) else LookAlikes(others)).twin(name)
+        if twin is not None:
+            flags.append(f"the name looks like the tool {twin!r} but uses different characters")
     return flags
 
 
-def flag_tool(t: Tool, others: Iterable[Tool | str] = ()) -> list[str]:
-    """Flags for a tool's name (against ``others``: the tools or names listed beside it), its description
-    and every parameter name and description in its input schema.
+def shown_name(t: Tool | str) -> str:
+    """The name a tool is checked by: an MCP tool's as its server wrote it (``raw_name``), else its name."""
+    return t if isinstance(t, str) else (getattr(t, "raw_name", "") or t.name)
 
-    An MCP tool's name is checked as its server wrote it (``raw_name``): the canonical name is
+
+def flag_tool(t: Tool, others: Iterable[Tool | str] | LookAlikes = ()) -> list[str]:
+    """Flags for a tool's name (against ``others``: the tools or names listed beside it, or their
+    :class:`LookAlikes`), its description and every parameter name and description in its input schema.
+
+    An MCP tool's name is checked as its server wrote it (:func:`shown_name`): the canonical name is
     sanitised to ASCII and would hide the look-alike letters.
     """
-    def shown(x: Tool | str) -> str:
-        return x if isinstance(x, str) else (getattr(x, "raw_name", "") or x.name)
-
-    name_flags = [f"tool name: {f}" for f in flag_name(shown(t), (shown(o) for o in others))]
+    index = others if isinstance(others, LookAlikes) else LookAlikes(shown_name(o) for o in others)
+    name_flags = [f"tool name: {f}" for f in flag_name(shown_name(t), index)]
     return name_flags + flag_definition(t.description, t.input_schema)

@@ -53,7 +53,6 @@ from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
 from harness.core.safe_text import shown
 from harness.mcp.status import session_status
-from harness.mcp.suspicious import flag_tool
 from harness.mcp.tool_search import DEFAULT_LIMIT, mcp_names
 from harness.selection.discovery import ToolSearch
 from harness.mcp.proxy.wire import answer_unreadable
@@ -249,7 +248,6 @@ class ToolProxy:
         the proxy's retriever needs embeddings, build its index in the index thread and swap it in whole
         when done, unless a newer re-index has started meanwhile."""
         self.listed, self.by_name, self.search, self.indexed_by = listed, by_name, search, now
-        self._flag_cache: dict[str, list[str]] = {}
         if now == self.retriever:
             self._building = None
             return
@@ -274,13 +272,6 @@ class ToolProxy:
             await asyncio.wait([self._building])
             await asyncio.sleep(0)  # the swap runs as the build's callback
 
-    def _flags(self, t: Tool) -> list[str]:
-        """The detector's flags for ``t``, its name held against every upstream tool's (a look-alike
-        impersonates a tool of another server); kept until the next re-index."""
-        if t.name not in self._flag_cache:
-            self._flag_cache[t.name] = flag_tool(t, self.hub.tools.values())
-        return self._flag_cache[t.name]
-
     def listed_tools(self) -> list[types.Tool]:
         """``tools/list`` of the proxy: ``search_tools``, ``call_tool`` and the always-loaded tools."""
         search = types.Tool(name=SEARCH, description=_SEARCH_DESCRIPTION, input_schema=dict(self.search.tool.input_schema),
@@ -294,7 +285,7 @@ class ToolProxy:
             "required": ["name"],
         })
         own = [types.Tool(name=proxy_name(t.name), input_schema=dict(t.input_schema),
-                          description=f"{poisoning_warning(flags)}\n\n{t.description}" if (flags := self._flags(t)) else t.description)
+                          description=f"{poisoning_warning(flags)}\n\n{t.description}" if (flags := self.hub.flags(t)) else t.description)
                for t in self.listed]
         return [search, call, *own]
 
@@ -331,7 +322,7 @@ class ToolProxy:
     def _entry(self, t: Tool) -> JSONObject:
         """What a match shows a client besides its name: one-line description, input schema, any warning."""
         entry: JSONObject = {"description": t.summary, "input_schema": dict(t.input_schema)}
-        flags = self._flags(t)
+        flags = self.hub.flags(t)  # catalog-only tools are held against the upstream names too
         if flags:
             entry["warning"] = poisoning_warning(flags)
         if t.name in self._extra_records:
@@ -381,6 +372,12 @@ class ToolProxy:
         return None
 
     # --- status -----------------------------------------------------------------------------
+
+    async def astatus(self) -> JSONObject:
+        """:meth:`status`, its one slow part — the detector over every tool, once per catalog — run in a
+        thread, so reading the status never holds a call (seconds at thousands of tools)."""
+        await asyncio.to_thread(lambda: [self.hub.flags(t) for t in list(self.hub.tools.values())])
+        return self.status()
 
     def status(self) -> JSONObject:
         """The status resource: each server, what it costs, what is listed, deferred, disabled or flagged."""
@@ -522,7 +519,7 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:  # Any: t
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:  # Any: the SDK's request context
         if str(params.uri) != STATUS_URI:
             raise ValueError(f"No resource {shown(str(params.uri))}; this proxy has {STATUS_URI}.")
-        status = (await ready(ctx)).status()
+        status = await (await ready(ctx)).astatus()
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=STATUS_URI, mime_type="application/json", text=json.dumps(status, indent=1, default=str))])
 
