@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 import signal
@@ -66,7 +67,7 @@ from harness.mcp.suspicious import LookAlikes, flag_tool
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
-from harness.core.redaction import hide_values
+from harness.core.redaction import hide_values, secrets_in_args
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
@@ -81,6 +82,15 @@ MAX_TOOL_PAGES = 1_000
 SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
+
+
+def _without_parse_errors(record: logging.LogRecord) -> bool:
+    """Drop the SDK's log of a line a server wrote that is not an MCP message: it quotes the line (a token the
+    server printed, say) to stderr in full. The hub reports the line itself, with the server's secrets hidden."""
+    return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_without_parse_errors)
 
 
 class MCPCallError(RuntimeError):
@@ -153,12 +163,12 @@ def one_line(error: BaseException) -> str:
 
 
 def _garbage_text(error: Exception) -> str:
-    """The start of the line that was not an MCP message, as far as the parse error kept it."""
+    """The start of the line that was not an MCP message, as far as the parse error kept it (secrets not yet hidden)."""
     raw: JSON = None
     if isinstance(error, pydantic.ValidationError) and error.errors():
         raw = error.errors()[0].get("input")
     text = raw if isinstance(raw, str) else str(error).split("\n", 1)[0]
-    return printable(text.strip(), keep_newlines=False)[:120]
+    return printable(text.strip()[:2_000], keep_newlines=False)
 
 
 class _LenientToolList(pydantic.BaseModel):
@@ -308,7 +318,7 @@ class ServerConnection:
                 self.on_tools_changed()
             return
         if isinstance(message, Exception):
-            self.garbage = _garbage_text(message)
+            self.garbage = self.hidden(_garbage_text(message))[:120]  # cut after hiding: no secret's head is left
             if self.status.state == "ready":
                 note = f"it wrote something that is not an MCP message: {self.garbage}"
                 if note not in self.status.notes:
@@ -333,8 +343,17 @@ class ServerConnection:
             return f"command '{cfg.command}' is not executable{where}" if exists else f"command '{cfg.command}' not found{where}"
         return None
 
+    @property
+    def secrets(self) -> list[str]:
+        """What this server was given that may be secret: its ``env`` values and the secrets in its ``args``."""
+        return [*self.config.env.values(), *secrets_in_args(self.config.args)]
+
+    def hidden(self, text: str) -> str:
+        """``text`` (what the server printed, or an error quoting it) with :attr:`secrets` and URL passwords as ``***``."""
+        return hide_values(text, self.secrets)
+
     def _exited_reason(self, during: str) -> str:
-        said = _last_line(self.status.log_path, self.config.env.values())
+        said = _last_line(self.status.log_path, self.secrets)
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
 
     async def run(self) -> None:
@@ -369,11 +388,11 @@ class ServerConnection:
         except Exception as error:  # every start-up failure becomes a status
             exc = _leaf(error)
             if self.status.state == "ready":
-                self.status.state, self.status.reason = "crashed", f"the session broke: {type(exc).__name__}: {exc}"
+                self.status.state, self.status.reason = "crashed", self.hidden(f"the session broke: {type(exc).__name__}: {one_line(exc)}")
             elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
                 self.end_startup("failed", self._exited_reason("during start-up"))
             else:
-                self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {one_line(exc)}")
+                self.end_startup("failed", self.hidden(f"start-up failed: {type(exc).__name__}: {one_line(exc)}"))
         finally:
             self.session = None
             with anyio.CancelScope(shield=True):
@@ -406,9 +425,9 @@ class ServerConnection:
                 return f"MCP server '{name}' crashed during the call to '{raw_name}'; its tools are unavailable.", True
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 return f"Tool '{raw_name}' on MCP server '{name}' did not answer within {timeout:g} s; the call was abandoned.", True
-            return f"MCP server '{name}' refused the call to '{raw_name}': {exc.message}", True
+            return self.hidden(f"MCP server '{name}' refused the call to '{raw_name}': {exc.message}"), True
         except Exception as exc:  # a malformed reply must not end the agent loop either
-            return f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {one_line(exc)}", True
+            return self.hidden(f"The call to '{raw_name}' on MCP server '{name}' failed: {type(exc).__name__}: {one_line(exc)}"), True
         finally:
             self._waiting.discard(scope)
         return render_content(result, self.max_result_chars), bool(result.is_error)

@@ -57,7 +57,6 @@ from harness.mcp.tool_search import DEFAULT_LIMIT, mcp_names
 from harness.selection.discovery import ToolSearch
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
-from harness.core.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
 from harness.retrieval.named import check_name, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
@@ -385,7 +384,7 @@ class ToolProxy:
 
         def env_hidden(server: str, text: str) -> str:  # a reason may quote what the server printed
             conn = self.hub.connections.get(server)
-            return hide_values(text, conn.config.env.values()) if conn else text
+            return conn.hidden(text) if conn else text
 
         indexing = self._building is not None
 
