@@ -30,6 +30,10 @@ Why it is built this way:
   server gets a random id in its environment, which its helpers inherit; at the end every process
   still carrying it is ended (found through ``/proc``: on systems without it, only the SDK's
   process-group kill applies).
+* Each server runs under a **guard** (:mod:`harness.mcp.guard`) that leads its process group: when
+  the hub's process dies without clean-up (SIGKILL), the guard ends the server and its helpers; and
+  it passes the server's stdout on line by line, cutting a line over :data:`MAX_MESSAGE_BYTES` (the
+  SDK reads a long line in quadratic time) with a notice of what was cut.
 
 MCP tools become :class:`~harness.mcp.mcp_tool.MCPTool` objects, so the harness's own
 ``ToolRegistry.adispatch`` runs them; deferral and ``search_tools`` sit on top
@@ -61,6 +65,7 @@ if sys.version_info < (3, 11):
 
 from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
+from harness.mcp.guard import SERVER_ID_VARIABLE, guarded, ids_carrying
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
 from harness.mcp.suspicious import LookAlikes, flag_tool
@@ -78,8 +83,9 @@ from harness.core.json_types import JSON
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
 #: A server that answers ``tools/list`` with more pages than this is treated as broken.
 MAX_TOOL_PAGES = 1_000
-#: Environment variable carrying a server's session id, so its helper processes can be found at the end.
-SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
+#: A line a server writes longer than this is cut by its guard (:mod:`harness.mcp.guard`): what a model reads of
+#: a result is at most ``max_result_chars`` anyway, and the SDK reads a long line in quadratic time (60 MB: 57 s).
+MAX_MESSAGE_BYTES = 4_000_000
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
 
@@ -179,22 +185,9 @@ class _LenientToolList(pydantic.BaseModel):
     nextCursor: str | None = None  # noqa: N815 (the wire name)
 
 
-def _ids_running(*markers: str) -> list[int]:
-    """Processes whose environment carries one of ``markers`` (Linux /proc; elsewhere none are found)."""
-    found = []
-    needles = {m.encode() for m in markers}
-    for entry in Path("/proc").glob("[0-9]*") if Path("/proc/self/environ").exists() else ():
-        try:
-            if needles.intersection((entry / "environ").read_bytes().split(b"\0")):
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return [pid for pid in found if pid != os.getpid()]
-
-
 def signal_marked(markers: Iterable[str], sig: int) -> bool:
     """Send ``sig`` to every process carrying a marker, and to the process group each server leads; False if none is left."""
-    pids = _ids_running(*markers)
+    pids = ids_carrying(*markers)
     own_group = os.getpgid(0)
     for pid in pids:
         try:
@@ -212,7 +205,7 @@ async def end_leftovers(*markers: str, grace: float = 2.0) -> None:
         if not signal_marked(markers, sig):
             return
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and _ids_running(*markers):
+        while time.monotonic() < deadline and ids_carrying(*markers):
             await anyio.sleep(0.05)
 
 
@@ -364,7 +357,8 @@ class ServerConnection:
             return self.end_startup("failed", problem)
         began = time.perf_counter()
         name, value = self.marker.split("=", 1)
-        params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
+        command, args = guarded(command_path(cfg), cfg.args, MAX_MESSAGE_BYTES)  # ends with its owner; caps each line
+        params = StdioServerParameters(command=command, args=args, env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
                                        cwd=cfg.cwd, encoding_error_handler="replace")
         try:
             with open(self.log_path, "w", encoding="utf-8") as errlog:
