@@ -59,6 +59,7 @@ import anyio
 import mcp.types as mcp_types
 import pydantic
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.shared.message import SessionMessage
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
@@ -86,6 +87,9 @@ MAX_TOOL_PAGES = 1_000
 #: A line a server writes longer than this is cut by its guard (:mod:`harness.mcp.guard`): what a model reads of
 #: a result is at most ``max_result_chars`` anyway, and the SDK reads a long line in quadratic time (60 MB: 57 s).
 MAX_MESSAGE_BYTES = 4_000_000
+#: Seconds before each restart of a server that crashed; after the last one, a crashed server stays crashed.
+RESTART_DELAYS = (1.0, 5.0, 30.0)
+_RESTARTED = "restarted after it crashed"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
 
@@ -175,6 +179,51 @@ def _garbage_text(error: Exception) -> str:
         raw = error.errors()[0].get("input")
     text = raw if isinstance(raw, str) else str(error).split("\n", 1)[0]
     return printable(text.strip()[:2_000], keep_newlines=False)
+
+
+class _CheckedReplies:
+    """A server's messages as its session reads them, with two things the SDK does not check.
+
+    A reply whose id is a string answers nothing: the session asks with whole numbers, and the SDK would
+    take ``"7"`` for ``7``; so it becomes protocol garbage, which fails the calls waiting on the server at
+    once. And the end of the stream sets ``closed``: a server that exits between calls is seen crashed
+    then, not at the next call.
+    """
+
+    def __init__(self, stream: Any, closed: asyncio.Event) -> None:  # Any: the SDK's receive stream
+        self._stream, self.closed = stream, closed
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item = await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self.closed.set()
+            raise
+        message = getattr(item, "message", None)
+        if isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)) and isinstance(message.id, str):
+            return ValueError(f"a reply whose id {shown(message.id)} is a string; every request's id is a number")
+        return item
+
+    def __aiter__(self) -> "_CheckedReplies":
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> "_CheckedReplies":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # Any: whatever else the SDK asks of its stream
+        return getattr(self._stream, name)
 
 
 class _LenientToolList(pydantic.BaseModel):
@@ -301,6 +350,7 @@ class ServerConnection:
         self.garbage: str | None = None  # the last line on stdout that was not an MCP message
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
         self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
+        self._restarted: str | None = None  # the note a restart under way adds once the server is ready
 
     async def _on_message(self, message: Any) -> None:  # Any: the SDK hands a responder, a notification or an exception
         """The session's message handler: a parse error is protocol garbage, which ends what waits;
@@ -321,6 +371,11 @@ class ServerConnection:
 
     def end_startup(self, state: State, reason: str) -> None:
         self.status.state, self.status.reason = state, reason
+        if state == "ready" and self._restarted:  # back after a crash: say so, and list its tools again
+            self.status.notes.append(self._restarted)
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        self._restarted = None
         self.ready.set()
 
     def _precheck(self) -> str | None:
@@ -363,7 +418,8 @@ class ServerConnection:
         try:
             with open(self.log_path, "w", encoding="utf-8") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(read, write, message_handler=self._on_message) as session:
+                    closed = asyncio.Event()  # the server's stdout ended: it exited
+                    async with ClientSession(_CheckedReplies(read, closed), write, message_handler=self._on_message) as session:
                         with anyio.move_on_after(cfg.startup_timeout) as deadline:
                             self._waiting.add(deadline)
                             init = await session.initialize()
@@ -378,7 +434,9 @@ class ServerConnection:
                         self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
                         self.session = session
                         self.end_startup("ready", f"{len(self.definitions)} tools listed")
-                        await self.stop.wait()
+                        await _first_of(self.stop, closed)
+                        if not self.stop.is_set() and self.status.state == "ready":  # it exited between calls
+                            self.status.state, self.status.reason = "crashed", self._exited_reason("while idle")
         except Exception as error:  # every start-up failure becomes a status
             exc = _leaf(error)
             if self.status.state == "ready":
@@ -396,6 +454,29 @@ class ServerConnection:
             elif self.status.state == "starting":
                 self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
+
+    async def supervise(self) -> None:
+        """:meth:`run`, and after a crash run again, :data:`RESTART_DELAYS` apart: a server that crashes more
+        often than that stays crashed. The status says each step: restarting, restarted (a note), given up."""
+        await self.run()
+        for attempt, delay in enumerate(RESTART_DELAYS, 1):
+            restartable = ("crashed",) if attempt == 1 else ("crashed", "failed", "timed out")  # a restart may fail too
+            if self.stop.is_set() or self.status.state not in restartable:
+                return
+            crash, which = self.status.reason, f"restart {attempt} of {len(RESTART_DELAYS)}"
+            self.status.reason = f"{crash}; restarting in {delay:g} s ({which})"
+            with anyio.move_on_after(delay):
+                await self.stop.wait()
+            if self.stop.is_set():
+                return
+            self.ready.clear()  # MCPHub.aclose() stops a start-up under way at once
+            self.garbage = None
+            self.status.notes = [n for n in self.status.notes if n.startswith(_RESTARTED)]  # start-up writes its own again
+            self.status.state, self.status.reason = "starting", f"restarting after it crashed ({which})"
+            self._restarted = f"{_RESTARTED} ({which}): {crash}"  # noted once it is ready again
+            await self.run()
+        if not self.stop.is_set() and self.status.state in ("crashed", "failed", "timed out"):
+            self.status.reason += f"; not restarted again after {len(RESTART_DELAYS)} restarts"
 
     async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
         """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
@@ -425,6 +506,16 @@ class ServerConnection:
         finally:
             self._waiting.discard(scope)
         return render_content(result, self.max_result_chars), bool(result.is_error)
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Return when any of ``events`` is set."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 async def _finish_shielded(awaitable: asyncio.Future[Any]) -> bool:  # Any: a future of any result; only its end is awaited
@@ -495,7 +586,7 @@ class MCPHub:
             if not cfg.enabled:
                 conn.end_startup("disabled", cfg.skipped or "enabled is false in the config")
                 continue
-            conn.task = asyncio.create_task(conn.run(), name=f"mcp-server:{cfg.name}")
+            conn.task = asyncio.create_task(conn.supervise(), name=f"mcp-server:{cfg.name}")
         try:
             await asyncio.gather(*(c.ready.wait() for c in self.connections.values()))
             self._build_tools()

@@ -81,6 +81,10 @@ MAX_SUGGESTED_NAME = 200
 SERVE_MARKER = "HARNESS_SERVE_PROXY"
 #: What finds tools while a retriever that needs embeddings indexes them (and without the embedding extra).
 INTERIM = "bm25-fielded"
+#: A server's ``list_changed`` notices are answered by one re-list once they stop for this many seconds ...
+RELIST_QUIET_S = 0.25
+#: ... or this long after the first one, when they never stop.
+RELIST_WAIT_S = 5.0
 
 _SEARCH_DESCRIPTION = (
     "Search the tools of every connected MCP server that are not listed here, by what you want to do or by "
@@ -198,6 +202,7 @@ class ToolProxy:
         self.listeners: list[Callable[[], Awaitable[None]]] = []  # async callables run after a re-index (the server's list_changed)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._stale: set[str] = set()  # servers whose tools changed since their re-list began
+        self._last_notice: dict[str, float] = {}  # when each server last said its tools changed (loop time)
         # Searches run in one thread and embedding in another, so neither holds the event loop's calls
         # and a search never waits for an index build.
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-search")
@@ -417,19 +422,25 @@ class ToolProxy:
         self.hub.on_tools_changed = self.changed
 
     def changed(self, server: str) -> None:
-        """Schedule a re-list of ``server``: one at a time per server, and one more after it when a
-        notice comes while it runs (its listing may predate the change), so no change is lost and a
-        burst of notices costs at most two re-lists.
+        """Schedule a re-list of ``server``: once its notices have stopped for :data:`RELIST_QUIET_S`, one at a
+        time per server, and one more after it when a notice comes while it runs (its listing may predate
+        the change), so no change is lost and a burst of notices costs at most two re-lists (a storm of 500
+        cost 122 without the wait).
 
         It runs in a task: the notice arrives in the SDK's reading loop, where waiting for
         ``tools/list`` would deadlock."""
         self._stale.add(server)
+        self._last_notice[server] = asyncio.get_running_loop().time()
         task = self._pending.get(server)
         if task is None or task.done():
             self._pending[server] = asyncio.get_running_loop().create_task(self._relist_while_stale(server))
 
     async def _relist_while_stale(self, server: str) -> None:
+        loop = asyncio.get_running_loop()
         while server in self._stale:
+            first = loop.time()
+            while (quiet := loop.time() - self._last_notice[server]) < RELIST_QUIET_S and loop.time() - first < RELIST_WAIT_S:
+                await asyncio.sleep(RELIST_QUIET_S - quiet)  # the burst may go on
             self._stale.discard(server)
             await self.relist(server)
 

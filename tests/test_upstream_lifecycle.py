@@ -1,0 +1,105 @@
+"""An upstream server over time (issue 40, minor): a crashed one is restarted with backoff, a bounded number of
+times, and the status says so; a reply whose id is a string never answers a request asked with a number; a storm
+of ``list_changed`` notices costs at most two re-lists and two notices to a client."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+
+import harness.mcp.client as client
+from conftest import run
+from harness.mcp.client import MCPHub
+from harness.mcp.proxy.server import ToolProxy, proxy_policy
+from test_proxy_hardening import CHANGING, connected, hub_proxy, until
+from workbook.servers import server_entry
+
+pytestmark = pytest.mark.mcp
+ROOT = Path(__file__).resolve().parents[1]
+LISTING = json.dumps([{"name": "ask", "description": "Ask something.", "inputSchema": {"type": "object", "properties": {}}}])
+
+
+def test_a_crashed_server_is_restarted_and_the_status_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(client, "RESTART_DELAYS", (0.3, 0.3))
+    servers = {"bad": server_entry("faulty", "misbehave")}
+
+    async def session_run():
+        async with MCPHub({"mcpServers": servers}, log_dir=tmp_path / "logs", policy=proxy_policy()) as hub:
+            proxy = ToolProxy(hub, retriever="bm25-fielded")
+            crashed = await hub.call_tool("mcp__bad__crash_server")
+            said: list[tuple[str, str]] = []  # what the status says while it waits to restart
+            await until(lambda: said.append((hub.statuses["bad"].state, hub.statuses["bad"].reason)) or
+                        "restarting in" in said[-1][1], 10)
+            right_after = said[-1]
+            back = await until(lambda: hub.statuses["bad"].state == "ready", 20)
+            status = proxy.status()["servers"][0]
+            answer = await hub.call_tool("mcp__bad__read_file", {"path": "README.md"})
+            return crashed, right_after, back, status, answer
+
+    crashed, (state, reason), back, status, answer = run(session_run())
+    assert crashed.is_error and "crashed during the call" in crashed.content
+    assert state == "crashed" and reason.endswith("restarting in 0.3 s (restart 1 of 2)"), reason
+    assert back and status["state"] == "ready" and "restarted after it crashed (restart 1 of 2)" in status["reason"]
+    assert not answer.is_error and answer.content.startswith("# Example")
+
+
+def test_a_server_that_keeps_crashing_is_restarted_a_bounded_number_of_times(tmp_path, monkeypatch):
+    monkeypatch.setattr(client, "RESTART_DELAYS", (0.1, 0.1))
+    # It serves for a few seconds, then is killed: a crash while idle, seen at once, not at the next call.
+    dies = {"command": "timeout", "args": ["6", sys.executable, "-m", "workbook.servers.faulty", "misbehave"], "cwd": str(ROOT)}
+
+    async def session_run():
+        async with MCPHub({"mcpServers": {"dies": dies}}, log_dir=tmp_path / "logs") as hub:
+            began = time.monotonic()
+            assert await until(lambda: "not restarted again" in hub.statuses["dies"].reason, 60), hub.statuses["dies"]
+            took = time.monotonic() - began
+            await asyncio.sleep(1.0)
+            return hub.statuses["dies"], took
+
+    status, took = run(session_run())
+    # (on a busy machine a restart may not finish starting before it is killed: then it failed, and is not retried either)
+    assert status.state in ("crashed", "failed") and status.reason.endswith("not restarted again after 2 restarts"), status
+    assert "the server exited while idle" in status.reason or "while idle" in " ".join(status.notes)
+    assert 1 <= sum("restarted after it crashed" in n for n in status.notes) <= 2
+    assert took < 60
+
+
+def test_a_reply_whose_id_is_a_string_does_not_answer_a_numbered_request(tmp_path):
+    servers = {"liar": server_entry("faulty", "raw", "--listing", LISTING, "--reply", "string-id", callTimeout=20)}
+
+    async def session_run():
+        async with MCPHub({"mcpServers": servers}, log_dir=tmp_path / "logs") as hub:
+            began = time.perf_counter()
+            result = await hub.call_tool("mcp__liar__ask")
+            return result, time.perf_counter() - began
+
+    result, took = run(session_run())
+    assert result.is_error and "not an MCP message" in result.content and "a string" in result.content, result.content
+    assert took < 5  # said at once, not after the call's timeout
+
+
+def test_a_storm_of_list_changed_notices_costs_at_most_two_relists_and_notices(tmp_path):
+    notices = 0
+
+    async def on_message(message) -> None:
+        nonlocal notices
+        if isinstance(message, types.ToolListChangedNotification):
+            notices += 1
+
+    async def session_run():
+        async with hub_proxy(tmp_path, {"garden": {"command": sys.executable, "args": [CHANGING, "--storm"]}}) as proxy:
+            proxy.watch()
+            async with connected(proxy, on_message) as s:
+                sent = await s.call_tool("call_tool", {"name": "garden__storm", "arguments": {"count": 500}})
+                assert await until(lambda: proxy.reindexed >= 1, 15)
+                await asyncio.sleep(2.0)  # any further re-list or notice would come by now
+                return sent, proxy.reindexed
+
+    sent, relists = run(session_run())
+    assert not sent.is_error and "sent 500 notices" in sent.content[0].text
+    assert 1 <= relists <= 2 and 1 <= notices <= 2, (relists, notices)
