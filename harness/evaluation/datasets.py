@@ -212,8 +212,8 @@ def load_queries(
     """The labelled queries of a ``queries.jsonl`` (or of the folder holding one).
 
     Gold ids are checked against ``tools`` (default: the ``tools.jsonl`` beside the file, if
-    any). An unknown id is an error; with ``strict=False`` its query is dropped and a warning
-    says how many were.
+    any). An unknown id is an error (whose sentence a command-line user can act on); with ``strict=False``
+    its query is dropped and a warning says how many were.
     """
     p = _jsonl_path(path, "queries.jsonl")
     if tools is None and (p.parent / "tools.jsonl").is_file():
@@ -231,7 +231,7 @@ def load_queries(
         unknown = [i for i in (*q.gold, *(i for g in q.slots for i in g)) if known is not None and i not in known]
         if unknown and strict:
             raise ValueError(f"{p}, line {n}: gold id {unknown[0]!r} of query {q.qid!r} is not in the catalog "
-                             f"({len(known or ())} tools); pass strict=False to drop such queries.")
+                             f"({len(known or ())} tools): correct the id, add the tool to the catalog, or remove the query.")
         if unknown:
             dropped.append(q.qid)
             continue

@@ -188,6 +188,9 @@ def find_install(start: Path | None = None, model: str = DEFAULT_MODEL) -> RealM
     chosen = real_model(model)
     env = os.environ.get(ENV_VAR, "").strip()
     folder = Path(env) if env else (start or Path.cwd()) / INSTALL_DIR
+    if env and folder.is_file():
+        raise ProviderError(f"{ENV_VAR} names {folder}, which is a file: name the install folder instead (the one "
+                            "`make real-model` writes, .real-model).")
     manifest = folder / MANIFEST
     if not manifest.is_file():
         return None

@@ -58,7 +58,7 @@ from harness.selection.discovery import ToolSearch
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.named import check_name, make_retriever, needs_embeddings
+from harness.retrieval.named import check_from_tools, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 from harness.core.json_types import JSON, JSONObject
@@ -193,8 +193,8 @@ class ToolProxy:
                  encoder: Encoder | None = None) -> None:
         self.hub = hub
         self.always = dict(always or {})
-        # the registry's name, as the status and bench say it; one sentence for a typo or a missing extra
-        self.retriever = check_name(retriever or best_retriever())
+        # the registry's name, as the status and bench say it; one sentence for a typo, a missing extra or a log it lacks
+        self.retriever = check_from_tools(retriever or best_retriever())
         self.note = None if retriever else fallback_note()  # said in the status: why not hybrid
         self.encoder = encoder or Encoder()  # one encoder, so re-indexing counts what it embeds
         self.extra, self._extra_records = catalog_tools(extra)
@@ -622,6 +622,8 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     if os.environ.get(SERVE_MARKER):
         raise ValueError("harness serve was started by another harness serve (an mcpServers entry runs the proxy), "
                          "so it does not start: a proxy behind itself would start proxies without end.")
+    if retriever:
+        check_from_tools(retriever)  # before any server starts: a retriever it cannot build would break the first request
     cleaned, always = split_always_load(config)
     hub = MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ,
                  child_env={SERVE_MARKER: "1"})
