@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from harness.core.places import located
+from harness.core.places import checkout_root
 from harness.core.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 from harness.core.json_types import JSON, JSONObject
@@ -32,9 +32,11 @@ DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
 
 
 def data_dir() -> Path | None:
-    """The public data folder: ``$HARNESS_DATA``, else ``shared/data`` in the working folder or one above it
-    (``../shared/data`` beside a checkout); None if absent."""
-    found = located("HARNESS_DATA", "shared/data")
+    """The public data folder: ``$HARNESS_DATA``, else ``../shared/data`` beside the checkout this library runs
+    from (:func:`~harness.core.places.checkout_root`); None if absent — never a folder found above the working one."""
+    named = os.environ.get("HARNESS_DATA", "").strip()
+    root = checkout_root()
+    found = Path(named).expanduser() if named else root.parent / "shared" / "data" if root else None
     return found if found and found.is_dir() else None
 
 
