@@ -535,7 +535,7 @@ _SWITCH = re.compile(r"(?<![\w-])(?P<dashes>--?)?[`'\"]?(?P<name>[A-Za-z][\w-]{1
                      r"|(?<![\w-])--(?P<flag>[A-Za-z][\w-]{1,40})\b", re.I)
 _ALWAYS = re.compile(r"\b(always|every\s+(time|call|run|request)|on\s+(every|each|all)|each\s+(time|call)|for\s+(every|each|all)\s+"
                      r"(call|calls|run|runs|request|requests)|in\s+(all|every)\s+cases?|regardless|no\s+matter|without\s+exception|"
-                     r"even\s+(when|if)|by\s+default,?\s+(you|pass|set|use))\b", re.I)
+                     r"by\s+default,?\s+(you|pass|set|use))\b", re.I)  # not "even if": a switch's own condition
 _NEVER = re.compile(r"\b(never|under\s+no\s+circumstances)\b", re.I)
 # A safeguard named in words, switched off or done without: "turn off confirmation prompts", "without a dry run".
 _WITHOUT_SAFEGUARD = re.compile(r"\b(without|skip(ping)?|bypass(ing)?|disabl(e|ing)|turn(ing)?\s+off|switch(ing)?\s+off|no)\s+"
@@ -606,6 +606,17 @@ def _mixed_script_words(text: str) -> list[str]:
     return found
 
 
+# A transcript's role labels ("User: hi" / "Assistant: hello", an example of a conversation) are not the text
+# addressing the model; what the turns say is still read.
+_TURN = re.compile(r"^\s*(user|human|customer)\s*:", re.I | re.M)
+_ASSISTANT_TURN = re.compile(r"^(\s*)(assistant|ai|agent)(\s*:)", re.I | re.M)
+
+
+def _phrases_text(visible: str) -> str:
+    """The text the phrase rules read: a transcript's assistant labels neutral, when it has user turns too."""
+    return _ASSISTANT_TURN.sub(r"\1reply\3", visible) if _TURN.search(visible) else visible
+
+
 def visible_text(description: str) -> str:
     """The text the phrase rules read: invisible characters dropped, tag text revealed, homoglyphs and
     compatibility forms (fullwidth letters) folded to plain Latin."""
@@ -635,7 +646,7 @@ def flag_suspicious(description: str) -> list[str]:
     mixed = _mixed_script_words(description)
     if mixed:
         flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
-    visible = visible_text(description)
+    visible = _phrases_text(visible_text(description))
     reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
     if _CREDENTIAL_PARAMETER.search(visible):
         reasons["points at credential files"] = None
