@@ -10,7 +10,8 @@ Why it is built this way:
   true, lets servers start concurrently, and lets ``start()`` and ``aclose()`` sit in different
   notebook cells.
 * A server that is missing, exits, hangs or crashes is a **status**, not an exception: the others
-  keep working. A tool call that fails, hangs or hits a crashed server becomes an **error result**
+  keep working. A crashed one is started again after :data:`RESTART_DELAYS` (5 s, then 30 s, then
+  120 s; then it stays crashed), its status's notes saying so. A tool call that fails, hangs or hits a crashed server becomes an **error result**
   the model can read (``ToolResult(is_error=True)``), never an exception that ends the loop.
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
@@ -88,7 +89,7 @@ MAX_TOOL_PAGES = 1_000
 #: a result is at most ``max_result_chars`` anyway, and the SDK reads a long line in quadratic time (60 MB: 57 s).
 MAX_MESSAGE_BYTES = 4_000_000
 #: Seconds before each restart of a server that crashed; after the last one, a crashed server stays crashed.
-RESTART_DELAYS = (1.0, 5.0, 30.0)
+RESTART_DELAYS = (5.0, 30.0, 120.0)
 _RESTARTED = "restarted after it crashed"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
@@ -457,26 +458,28 @@ class ServerConnection:
 
     async def supervise(self) -> None:
         """:meth:`run`, and after a crash run again, :data:`RESTART_DELAYS` apart: a server that crashes more
-        often than that stays crashed. The status says each step: restarting, restarted (a note), given up."""
+        often than that stays crashed. The crash stays the status's reason (what the person acts on); its
+        notes say each step: the restart to come, each restart done, the last one given up."""
         await self.run()
         for attempt, delay in enumerate(RESTART_DELAYS, 1):
             restartable = ("crashed",) if attempt == 1 else ("crashed", "failed", "timed out")  # a restart may fail too
             if self.stop.is_set() or self.status.state not in restartable:
                 return
             crash, which = self.status.reason, f"restart {attempt} of {len(RESTART_DELAYS)}"
-            self.status.reason = f"{crash}; restarting in {delay:g} s ({which})"
+            kept = [n for n in self.status.notes if n.startswith(_RESTARTED)]  # start-up writes its own notes again
+            self.status.notes = [*kept, f"restarting in {delay:g} s ({which})"]
             with anyio.move_on_after(delay):
                 await self.stop.wait()
             if self.stop.is_set():
                 return
             self.ready.clear()  # MCPHub.aclose() stops a start-up under way at once
             self.garbage = None
-            self.status.notes = [n for n in self.status.notes if n.startswith(_RESTARTED)]  # start-up writes its own again
+            self.status.notes = kept
             self.status.state, self.status.reason = "starting", f"restarting after it crashed ({which})"
             self._restarted = f"{_RESTARTED} ({which}): {crash}"  # noted once it is ready again
             await self.run()
         if not self.stop.is_set() and self.status.state in ("crashed", "failed", "timed out"):
-            self.status.reason += f"; not restarted again after {len(RESTART_DELAYS)} restarts"
+            self.status.notes.append(f"not restarted again after {len(RESTART_DELAYS)} restarts")
 
     async def call(self, raw_name: str, arguments: Mapping[str, JSON]) -> tuple[str, bool]:
         """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
