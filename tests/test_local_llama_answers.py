@@ -4,9 +4,7 @@ proxy and start-up failed after 180 s; a 200 answer with HTML, ``{}`` or null co
 JSONDecodeError, KeyError or AttributeError)."""
 from __future__ import annotations
 
-import hashlib
 import http.server
-import sys
 import textwrap
 import threading
 import urllib.request
@@ -16,6 +14,7 @@ import pytest
 from harness.core.messages import Transcript
 from harness.core.tools import Tool
 from harness.providers.base import ProviderError
+from test_local_llama import stand_in_install
 from workbook.providers.local_llama import LocalLlamaProvider, LocalLlamaServer, RealModelInstall
 
 # A stand-in llama-server: /health and /props as the real one, and every POST answered with ``--answer``'s body.
@@ -41,14 +40,7 @@ TOOLS = [Tool("read_file", "Read a file.", {"type": "object", "properties": {"pa
 
 @pytest.fixture
 def answering_install(tmp_path) -> RealModelInstall:
-    script = tmp_path / "answering_server.py"
-    script.write_text(ANSWERING)
-    server = tmp_path / "llama-server"
-    server.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
-    server.chmod(0o755)
-    model = tmp_path / "m.gguf"
-    model.write_bytes(b"tiny")
-    return RealModelInstall(server, model, hashlib.sha256(b"tiny").hexdigest())
+    return stand_in_install(tmp_path, ANSWERING)
 
 
 @pytest.mark.parametrize("answer", ["html", "empty", "null", "list"])

@@ -77,6 +77,14 @@ def test_a_60_mb_result_comes_back_cut_with_a_notice_in_linear_time(tmp_path):
     assert after.content.startswith("# Example")  # the server still answers
 
 
+def left_after(pids: set[int], seconds: float) -> list[int]:
+    """Which of ``pids`` are still running ``seconds`` from now (or as soon as none is)."""
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
 OWNER = textwrap.dedent("""\
     import asyncio, json, sys
     from harness.mcp.client import MCPHub
@@ -102,10 +110,7 @@ def test_a_hub_killed_with_sigkill_leaves_no_upstream_running(tmp_path):
         assert len(started) >= 2  # the stubborn server and its helper (and, guarded, its guard)
         owner.kill()
         owner.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while any(alive(p) for p in started) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [p for p in started if alive(p)], "upstream processes outlived the hub killed with SIGKILL"
+        assert not left_after(started, 5), "upstream processes outlived the hub killed with SIGKILL"
     finally:
         owner.kill()
         kill_all(started)
@@ -121,10 +126,7 @@ def test_sigkill_of_harness_serve_leaves_no_upstream_running(tmp_path):
         started = proxy.upstream() | {int(p) for p in pid_file.read_text().split()}
         proxy.proc.send_signal(signal.SIGKILL)
         proxy.proc.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while any(alive(p) for p in started) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [p for p in started if alive(p)], "upstream processes outlived harness serve killed with SIGKILL"
+        assert not left_after(started, 5), "upstream processes outlived harness serve killed with SIGKILL"
     finally:
         proxy.close()
         kill_all(started)
