@@ -52,7 +52,10 @@ _STRING_START = re.compile(r'(?:[^"\\]+|\\.)*')
 
 
 def guarded(command: str, args: Sequence[str], max_bytes: int) -> tuple[str, list[str]]:
-    """The command and arguments that run ``command`` under this guard, owned by this process."""
+    """The command and arguments that run ``command`` under this guard, owned by this process (on POSIX; elsewhere,
+    where process groups work otherwise, the command itself: the SDK's own shutdown applies)."""
+    if os.name != "posix":
+        return command, list(args)
     return sys.executable, ["-I", "-S", str(Path(__file__).resolve()), str(os.getpid()), str(max_bytes), command, *args]
 
 
