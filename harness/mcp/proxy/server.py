@@ -16,9 +16,9 @@ the embedding extra, fielded BM25 without). A client that connects (Claude Deskt
 
 ``disabledTools`` are neither searchable nor callable. A tool's name here is its canonical MCP name
 without the ``mcp__`` prefix (``git__git_status``): the client adds its own prefix for the proxy.
-When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again, the
-proxy sends its own ``list_changed``, once to each connected client; a notice that comes during a
-re-list brings one more. Searches run in a thread of their own, so a burst of searches never holds a
+When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again once its
+notices stop for a moment (a storm of them is one re-list), and the proxy sends its own ``list_changed``,
+once to each connected client; a notice that comes during a re-list brings one more. Searches run in a thread of their own, so a burst of searches never holds a
 ``call_tool``. An index that needs embeddings is built in another thread (the definition-hash cache
 re-embeds only what changed) and swapped in whole when it is done; until then every current tool is
 found by fielded BM25, so neither a search nor a call waits for the embedder, and
