@@ -9,8 +9,6 @@ learned-querylog`` started and broke the client's session at its first request.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 

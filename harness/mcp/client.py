@@ -11,8 +11,9 @@ Why it is built this way:
   notebook cells.
 * A server that is missing, exits, hangs or crashes is a **status**, not an exception: the others
   keep working. A crashed one is started again after :data:`RESTART_DELAYS` (5 s, then 30 s, then
-  120 s; then it stays crashed), its status's notes saying so. A tool call that fails, hangs or hits a crashed server becomes an **error result**
-  the model can read (``ToolResult(is_error=True)``), never an exception that ends the loop.
+  120 s; then it stays crashed), its status's notes saying so. A tool call that fails, hangs or
+  hits a crashed server becomes an **error result** the model can read
+  (``ToolResult(is_error=True)``), never an exception that ends the loop.
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's

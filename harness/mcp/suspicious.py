@@ -57,15 +57,13 @@ were frozen, and the false-alarm rate on 3,788 real tool definitions (:mod:`work
 """
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Iterable
 
 from harness.core.tools import Tool
-from harness.core.json_types import JSON, JSONObject
+from harness.core.json_types import JSON
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
