@@ -49,7 +49,7 @@ test: $(VENV)/.full $(NODE_SERVERS) .real-model/manifest.json
 	$(FROM_BUNDLE) $(REAL_MODEL) $(PY) -m pytest tests notebooks exercises --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --durations=20 $(PYTEST_ARGS)
 
 bench: $(VENV)/.full
-	$(PY) -m experiments.bench
+	$(PY) -m experiments.bench --overwrite
 
 bundle:
 	@test -n "$(BUNDLE)" || { echo "say where: make bundle BUNDLE=DIR"; exit 2; }

@@ -2,7 +2,7 @@
 
 Introduced in Chapter 6a (``notebooks/06a_public_benchmarks.ipynb``), whose table it reproduces; its latency rows are Chapter 6b's.
 
-    harness bench [--out bench/results.json] [--quick] [--k 10]      (or python -m experiments.bench)
+    harness bench [--out bench/results.json [--overwrite]] [--quick] [--k 10]      (or python -m experiments.bench)
 
 Every quality number comes with its 95 % bootstrap interval over queries. Development and test are
 kept apart (:mod:`harness.evaluation.splits`): a quarter of each dataset is development — the only
@@ -35,6 +35,7 @@ import os
 import platform
 import random
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -381,21 +382,47 @@ def run(quick: bool = False, k: int = 5, say: Callable[[str], None] = print
     return rows, curve, skipped
 
 
-def out_problem(out: Path) -> str | None:
-    """Why the results file cannot be written there (checked before the run, not after it), or None."""
+def out_problem(out: Path, overwrite: bool = False) -> str | None:
+    """Why the results file cannot be written there (checked before the run, not after it), or None.
+
+    An existing file is replaced only when asked; the folder must take a new file, since the results are
+    written beside it first and then moved over it (tried, not read from permission bits: root passes those)."""
     if out.is_dir():
         return f"--out {out} is a folder: name the JSON file to write, e.g. {out / 'results.json'}."
     folder = next((p for p in out.parents if p.exists()), Path("."))
     if not folder.is_dir():
         return f"--out {out} cannot be written: {folder} is a file, not a folder."
-    if not os.access(folder, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        return f"--out {out} cannot be written: no permission to write in {folder}."
+    if out.exists() and not overwrite:
+        return f"--out {out} already exists: pass --overwrite to replace it, or name another file."
+    if out.exists() and not out.is_file():
+        return f"--out {out} cannot be written: it is not a regular file."
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        return f"--out {out} cannot be written: {folder} does not take new files ({exc.strerror or exc})."
     return None
+
+
+def write_results(out: Path, text: str) -> Path:
+    """Write the results to ``out`` whole (beside it, then moved over it), or, when that fails, to a new file in the
+    temp folder; return where they are. The run's results are never lost to a path that went bad meanwhile."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=out.parent, prefix=f".{out.name}.", suffix=".tmp", delete=False) as f:
+            f.write(text)
+        os.replace(f.name, out)
+        return out
+    except OSError:
+        fd, kept = tempfile.mkstemp(prefix="bench-results-", suffix=".json")
+        with os.fdopen(fd, "w") as spare:
+            spare.write(text)
+        return Path(kept)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="harness bench", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results.json", help="where to write the JSON (default bench/results.json)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists (else the run refuses to start)")
     parser.add_argument("--quick", action="store_true",
                         help="small samples, BM25-only latency, no 28,000-tool catalog, one draw of the scale curve (minutes once embeddings are cached)")
     parser.add_argument("--k", type=int, default=DEFAULT_K, help=f"tools shown per turn, for the schema-token cut (default {DEFAULT_K})")
@@ -404,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --k must be a positive number of tools, got {args.k}.", file=sys.stderr)
         return 2
     out = Path(args.out)
-    problem = out_problem(out)
+    problem = out_problem(out, args.overwrite)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -421,9 +448,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {sentence}")
     meta = {"quick": args.quick, "k": args.k, "python": platform.python_version(), "cpus": os.cpu_count(),
             "seconds": round(time.perf_counter() - start, 1)}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "rows": [r.__dict__ for r in rows],
-                                   "scale_curve": [p.as_dict() for p in curve], "skipped": skipped}, indent=1))
+    wrote = write_results(out, json.dumps({"meta": meta, "rows": [r.__dict__ for r in rows],
+                                           "scale_curve": [p.as_dict() for p in curve], "skipped": skipped}, indent=1))
+    if wrote != out:
+        print(f"error: could not write --out {out}; the results are in {wrote}.", file=sys.stderr)
+        return 1
     print(f"wrote {out} ({meta['seconds']} s)")
     return 0
 

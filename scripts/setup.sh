@@ -4,6 +4,7 @@
 #   scripts/setup.sh full   + the test tools and headless Chromium for the browser tests
 #   scripts/setup.sh node   only the pinned Node MCP servers (make runs it until an install succeeds,
 #                           so Node.js installed after the first set-up is picked up)
+#   scripts/setup.sh browser  only Debian's chromium for the browser tests (part of full)
 # With BUNDLE=DIR (a folder written by scripts/offline_bundle.sh) nothing is downloaded: Python
 # wheels and the Node servers' packages come from DIR alone.
 set -euo pipefail
@@ -28,8 +29,41 @@ node_servers() {
       || echo "!! npm ci failed: Chapter 5 will run without the Node servers"
   fi
 }
+
+# A real browser for the widget tests, installed only where we may (root with apt, not from a bundle). apt waits
+# up to 5 minutes for another apt to let go of the dpkg lock (a new machine's unattended upgrades hold it at boot).
+# Without it every browser test skips in a run that otherwise passes: that is said loudly, at the very end.
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+browser_tools() {
+  [ -x "$CHROMIUM" ] && return 0
+  if [ -z "$BUNDLE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's chromium for the browser tests (waiting for another apt, up to 5 minutes)"
+    apt=(apt-get -o DPkg::Lock::Timeout=300 -qq)
+    "${apt[@]}" update && "${apt[@]}" install -y chromium >/dev/null || true
+  fi
+}
+browser_warning() {
+  [ -x "$CHROMIUM" ] && return 0
+  local why="apt-get could not install Debian's 'chromium' (see above)"
+  [ -n "$BUNDLE" ] && why="an offline bundle holds no browser"
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || why="installing it needs root and apt-get"
+  {
+    echo
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo "!! NO BROWSER: the browser tests WILL NOT RUN (they skip), because $why."
+    echo "!! Install Debian's 'chromium' (as root: apt-get install chromium), then run make test again."
+    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    echo
+  } >&2
+}
+
 if [ "$level" = node ]; then
   node_servers
+  exit 0
+fi
+if [ "$level" = browser ]; then
+  browser_tools
+  browser_warning
   exit 0
 fi
 
@@ -59,13 +93,7 @@ echo "$(pwd)" > "$site/harness-workbook-checkout.pth"
 
 node_servers
 
-# A real browser for the widget tests. Installed only where we may (root with apt, a network); else the test says why it skips.
-if [ "$level" = full ] && [ ! -x /usr/bin/chromium ]; then
-  if [ -z "$BUNDLE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "== installing Debian's chromium for the browser tests"
-    (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "!! chromium could not be installed: browser tests will skip"
-  else
-    echo "-- chromium not found: browser tests will skip (install Debian's 'chromium' to run them)"
-  fi
-fi
+[ "$level" = full ] && browser_tools
 echo "== environment ready: .venv ($level)"
+[ "$level" = full ] && browser_warning
+exit 0

@@ -116,7 +116,8 @@ def test_the_env_file_is_found_from_a_folder_below_it(repo, monkeypatch):
     assert settings.env_file() == repo / ".env"
     assert settings.setting("ANTHROPIC_MODEL") == ("claude-from-env-file", ".env")
     monkeypatch.setenv("HARNESS_ENV_FILE", str(repo / "nowhere.env"))
-    assert settings.env_file() is None
+    with pytest.raises(ValueError, match="HARNESS_ENV_FILE names .*nowhere.env, which does not exist"):
+        settings.env_file()  # named but missing is said, not ignored (tests/test_one_sentence_errors.py)
 
 
 def test_the_package_exports_the_providers():

@@ -280,16 +280,21 @@ FAKE_SERVER = textwrap.dedent("""\
 """)
 
 
-@pytest.fixture
-def fake_install(tmp_path):
-    script = tmp_path / "fake_server.py"
-    script.write_text(FAKE_SERVER)
-    server = tmp_path / "llama-server"
+def stand_in_install(folder, server_script: str) -> RealModelInstall:
+    """An install whose llama-server runs ``server_script`` (a stand-in HTTP server) and whose model is a tiny file."""
+    script = folder / "fake_server.py"
+    script.write_text(server_script)
+    server = folder / "llama-server"
     server.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
     server.chmod(0o755)
-    model = tmp_path / "m.gguf"
+    model = folder / "m.gguf"
     model.write_bytes(b"tiny")
     return RealModelInstall(server, model, hashlib.sha256(b"tiny").hexdigest())
+
+
+@pytest.fixture
+def fake_install(tmp_path):
+    return stand_in_install(tmp_path, FAKE_SERVER)
 
 
 def group_members(pgid: int) -> list[int]:

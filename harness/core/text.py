@@ -9,8 +9,9 @@ whole name lets both match (users of Codex asked for exactly this).
 """
 from __future__ import annotations
 
-import functools
 import re
+
+from harness.core.memo import bounded_by_bytes
 
 STOP_WORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from into onto about as is are was
@@ -40,7 +41,7 @@ def split_identifier(name: str) -> list[str]:
     return list(_split_identifier(name))
 
 
-@functools.lru_cache(maxsize=200_000)
+@bounded_by_bytes(4_000_000)
 def _split_identifier(name: str) -> tuple[str, ...]:
     parts: list[str] = []
     for chunk in re.split(r"[_\-./\s]+", name):
@@ -71,8 +72,9 @@ def tokenize(text: str, *, keep_stop_words: bool = False) -> list[str]:
     return list(_tokenize(text or "", keep_stop_words))
 
 
-# Cached: every fresh catalog re-tokenises the same tool texts, and sweeps the same queries.
-@functools.lru_cache(maxsize=100_000)
+# Cached: every fresh catalog re-tokenises the same tool texts, and sweeps the same queries; bounded by bytes,
+# since a proxy reads long queries (harness.core.memo says why).
+@bounded_by_bytes(16_000_000)
 def _tokenize(text: str, keep_stop_words: bool) -> tuple[str, ...]:
     terms: list[str] = []
     for raw in _WORD.findall(text):

@@ -25,6 +25,7 @@ from typing import Iterable, Literal
 import tiktoken
 
 from harness.core.json_types import JSONObject
+from harness.core.memo import bounded_by_bytes
 from harness.core.messages import Transcript
 from harness.core.tools import Tool
 
@@ -83,7 +84,7 @@ def definition_json(t: Tool | JSONObject) -> str:
     return json.dumps(t, ensure_ascii=False, separators=(",", ":"))
 
 
-@functools.lru_cache(maxsize=100_000)
+@bounded_by_bytes(16_000_000)  # a definition may be a 400 KB schema: bounded by bytes, not by count
 def _count_definition(text: str, name: str) -> int:
     return count_text(text, name)
 

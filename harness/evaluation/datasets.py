@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from harness.core.places import located
+from harness.core.places import checkout_root
 from harness.core.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 from harness.core.json_types import JSON, JSONObject
@@ -33,9 +33,11 @@ DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
 
 
 def data_dir() -> Path | None:
-    """The public data folder: ``$HARNESS_DATA``, else ``shared/data`` in the working folder or one above it
-    (``../shared/data`` beside a checkout); None if absent."""
-    found = located("HARNESS_DATA", "shared/data")
+    """The public data folder: ``$HARNESS_DATA``, else ``../shared/data`` beside the checkout this library runs
+    from (:func:`~harness.core.places.checkout_root`); None if absent — never a folder found above the working one."""
+    named = os.environ.get("HARNESS_DATA", "").strip()
+    root = checkout_root()
+    found = Path(named).expanduser() if named else root.parent / "shared" / "data" if root else None
     return found if found and found.is_dir() else None
 
 
@@ -231,8 +233,8 @@ def load_queries(
     """The labelled queries of a ``queries.jsonl`` (or of the folder holding one).
 
     Gold ids are checked against ``tools`` (default: the ``tools.jsonl`` beside the file, if
-    any). An unknown id is an error; with ``strict=False`` its query is dropped and a warning
-    says how many were.
+    any). An unknown id is an error (whose sentence a command-line user can act on); with ``strict=False``
+    its query is dropped and a warning says how many were.
     """
     p = _jsonl_path(path, "queries.jsonl")
     if tools is None and (p.parent / "tools.jsonl").is_file():
@@ -250,7 +252,7 @@ def load_queries(
         unknown = [i for i in (*q.gold, *(i for g in q.slots for i in g)) if known is not None and i not in known]
         if unknown and strict:
             raise ValueError(f"{p}, line {n}: gold id {unknown[0]!r} of query {q.qid!r} is not in the catalog "
-                             f"({len(known or ())} tools); pass strict=False to drop such queries.")
+                             f"({len(known or ())} tools): correct the id, add the tool to the catalog, or remove the query.")
         if unknown:
             dropped.append(q.qid)
             continue

@@ -37,7 +37,7 @@ from harness.core.safe_text import printable
 from harness.core.text import split_identifier, tokenize
 from harness.core.tokens import tool_tokens
 from harness.core.tools import Tool
-from harness.mcp.suspicious import flag_tool
+from harness.mcp.suspicious import LookAlikes, flag_tool, shown_name
 from harness.selection.discovery import DEFAULT_LIMIT, RankerSpec, ToolSearch
 
 #: Thresholds (tokens of definitions at session start) at which the report prices a request.
@@ -232,7 +232,8 @@ def audit(tools_by_server: Mapping[str, Sequence[Tool]], unavailable: Mapping[st
     tools = [t for group in tools_by_server.values() for t in group]
     costs = {t.name: tool_tokens(t) for t in tools}
     search_tokens = tool_tokens(ToolSearch([], tools).tool)
-    flagged = [Finding(t.name, "; ".join(flags)) for t in tools if (flags := flag_tool(t, tools))]
+    names = LookAlikes(shown_name(t) for t in tools)  # one index of names for every tool's look-alike check
+    flagged = [Finding(t.name, "; ".join(flags)) for t in tools if (flags := flag_tool(t, names))]
     pairs = confusable_pairs(tools)
     servers = [ServerCost(s, len(g), sum(costs[t.name] for t in g)) for s, g in tools_by_server.items()]
     return Audit(sorted(servers, key=lambda s: -s.tokens), costs, savings(costs, search_tokens), pairs,

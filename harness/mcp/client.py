@@ -12,8 +12,10 @@ Why it is built this way:
   notebook cells.
 * A server that is missing, exits, hangs or crashes — or, remote, refuses the connection, answers
   an HTTP error or something that is not MCP — is a **status**, not an exception: the others
-  keep working. A tool call that fails, hangs or hits a crashed server becomes an **error result**
-  the model can read (``ToolResult(is_error=True)``), never an exception that ends the loop.
+  keep working. A crashed one is started again after :data:`RESTART_DELAYS` (5 s, then 30 s, then
+  120 s; then it stays crashed), its status's notes saying so. A tool call that fails, hangs or
+  hits a crashed server becomes an **error result** the model can read
+  (``ToolResult(is_error=True)``), never an exception that ends the loop.
 * Shutdown is **shielded**: interrupting a notebook cell cancels the task running it, and the hub
   still closes every server (the SDK closes stdin, then terminates, then kills the process group).
 * Each server's stderr goes to its own log file (the SDK needs a real file there), so a failure's
@@ -32,6 +34,10 @@ Why it is built this way:
   server gets a random id in its environment, which its helpers inherit; at the end every process
   still carrying it is ended (found through ``/proc``: on systems without it, only the SDK's
   process-group kill applies).
+* Each server runs under a **guard** (:mod:`harness.mcp.guard`) that leads its process group: when
+  the hub's process dies without clean-up (SIGKILL), the guard ends the server and its helpers; and
+  it passes the server's stdout on line by line, cutting a line over :data:`MAX_MESSAGE_BYTES` (the
+  SDK reads a long line in quadratic time) with a notice of what was cut.
 
 MCP tools become :class:`~harness.mcp.mcp_tool.MCPTool` objects, so the harness's own
 ``ToolRegistry.adispatch`` runs them; deferral and ``search_tools`` sit on top
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 import signal
@@ -62,18 +69,21 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.message import SessionMessage
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # a builtin from Python 3.11; anyio installs the backport before
 
 from harness.mcp.config import MCPConfig, ServerConfig, load_config
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
+from harness.mcp.guard import SERVER_ID_VARIABLE, guarded, ids_carrying
 from harness.mcp.mcp_tool import MCPTool, build_mcp_tool
 from harness.mcp.names import NameTable, identity_hash, sanitize
+from harness.mcp.suspicious import LookAlikes, flag_tool
 from harness.selection.discovery import RankerSpec, checked_spec
 from harness.mcp.tool_search import SEARCH_TOOL_NAME, mcp_search
 from harness.core.messages import ToolResult
-from harness.core.redaction import hide_values, url_credentials
+from harness.core.redaction import hide_values, secrets_in_args, url_credentials
 from harness.core.registry import MAX_RESULT_CHARS, ToolRegistry, truncate
 from harness.core.safe_text import printable, shown, valid_unicode
 from harness.core.schema_check import schema_problem
@@ -84,10 +94,23 @@ from harness.core.json_types import JSON
 State = Literal["starting", "ready", "failed", "timed out", "crashed", "disabled", "stopped"]
 #: A server that answers ``tools/list`` with more pages than this is treated as broken.
 MAX_TOOL_PAGES = 1_000
-#: Environment variable carrying a server's session id, so its helper processes can be found at the end.
-SERVER_ID_VARIABLE = "HARNESS_MCP_SERVER_ID"
+#: A line a server writes longer than this is cut by its guard (:mod:`harness.mcp.guard`): what a model reads of
+#: a result is at most ``max_result_chars`` anyway, and the SDK reads a long line in quadratic time (60 MB: 57 s).
+MAX_MESSAGE_BYTES = 4_000_000
+#: Seconds before each restart of a server that crashed; after the last one, a crashed server stays crashed.
+RESTART_DELAYS = (5.0, 30.0, 120.0)
+_RESTARTED = "restarted after it crashed"
 #: A hub's own log folder is ``<temp>/mcp-logs-<pid>-<random>``.
 LOG_PREFIX = "mcp-logs-"
+
+
+def _without_parse_errors(record: logging.LogRecord) -> bool:
+    """Drop the SDK's log of a line a server wrote that is not an MCP message: it quotes the line (a token the
+    server printed, say) to stderr in full. The hub reports the line itself, with the server's secrets hidden."""
+    return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_without_parse_errors)
 
 
 T = TypeVar("T")
@@ -172,12 +195,57 @@ def one_line(error: BaseException) -> str:
 
 
 def _garbage_text(error: Exception) -> str:
-    """The start of the line that was not an MCP message, as far as the parse error kept it."""
+    """The start of the line that was not an MCP message, as far as the parse error kept it (secrets not yet hidden)."""
     raw: JSON = None
     if isinstance(error, pydantic.ValidationError) and error.errors():
         raw = error.errors()[0].get("input")
     text = raw if isinstance(raw, str) else str(error).split("\n", 1)[0]
-    return printable(text.strip(), keep_newlines=False)[:120]
+    return printable(text.strip()[:2_000], keep_newlines=False)
+
+
+class _CheckedReplies:
+    """A server's messages as its session reads them, with two things the SDK does not check.
+
+    A reply whose id is a string answers nothing: the session asks with whole numbers, and the SDK would
+    take ``"7"`` for ``7``; so it becomes protocol garbage, which fails the calls waiting on the server at
+    once. And the end of the stream sets ``closed``: a server that exits between calls is seen crashed
+    then, not at the next call.
+    """
+
+    def __init__(self, stream: Any, closed: asyncio.Event) -> None:  # Any: the SDK's receive stream
+        self._stream, self.closed = stream, closed
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item = await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self.closed.set()
+            raise
+        message = getattr(item, "message", None)
+        if isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)) and isinstance(message.id, str):
+            return ValueError(f"a reply whose id {shown(message.id)} is a string; every request's id is a number")
+        return item
+
+    def __aiter__(self) -> "_CheckedReplies":
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> "_CheckedReplies":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # Any: whatever else the SDK asks of its stream
+        return getattr(self._stream, name)
 
 
 class _LenientToolList(pydantic.BaseModel):
@@ -188,22 +256,9 @@ class _LenientToolList(pydantic.BaseModel):
     nextCursor: str | None = None  # noqa: N815 (the wire name)
 
 
-def _ids_running(*markers: str) -> list[int]:
-    """Processes whose environment carries one of ``markers`` (Linux /proc; elsewhere none are found)."""
-    found = []
-    needles = {m.encode() for m in markers}
-    for entry in Path("/proc").glob("[0-9]*") if Path("/proc/self/environ").exists() else ():
-        try:
-            if needles.intersection((entry / "environ").read_bytes().split(b"\0")):
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return [pid for pid in found if pid != os.getpid()]
-
-
 def signal_marked(markers: Iterable[str], sig: int) -> bool:
     """Send ``sig`` to every process carrying a marker, and to the process group each server leads; False if none is left."""
-    pids = _ids_running(*markers)
+    pids = ids_carrying(*markers)
     own_group = os.getpgid(0)
     for pid in pids:
         try:
@@ -221,7 +276,7 @@ async def end_leftovers(*markers: str, grace: float = 2.0) -> None:
         if not signal_marked(markers, sig):
             return
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and _ids_running(*markers):
+        while time.monotonic() < deadline and ids_carrying(*markers):
             await anyio.sleep(0.05)
 
 
@@ -350,6 +405,7 @@ class ServerConnection:
         self.refusal = ""  # a remote server's last HTTP error status ("HTTP 401 Unauthorized")
         self._waiting: set[anyio.CancelScope] = set()  # start-up and calls that garbage cancels
         self.on_tools_changed: Callable[[], None] | None = None  # called on notifications/tools/list_changed
+        self._restarted: str | None = None  # the note a restart under way adds once the server is ready
 
     async def _on_message(self, message: Any) -> None:  # Any: the SDK hands a responder, a notification or an exception
         """The session's message handler: a parse error is protocol garbage, which ends what waits;
@@ -360,7 +416,7 @@ class ServerConnection:
                 self.on_tools_changed()
             return
         if isinstance(message, Exception):
-            self.garbage = _garbage_text(message)
+            self.garbage = self.hidden(_garbage_text(message))[:120]  # cut after hiding: no secret's head is left
             if self.status.state == "ready":
                 note = f"it wrote something that is not an MCP message: {self.garbage}"
                 if note not in self.status.notes:
@@ -370,6 +426,11 @@ class ServerConnection:
 
     def end_startup(self, state: State, reason: str) -> None:
         self.status.state, self.status.reason = state, reason
+        if state == "ready" and self._restarted:  # back after a crash: say so, and list its tools again
+            self.status.notes.append(self._restarted)
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        self._restarted = None
         self.ready.set()
 
     def _precheck(self) -> str | None:
@@ -387,10 +448,23 @@ class ServerConnection:
             return f"command '{cfg.command}' is not executable{where}" if exists else f"command '{cfg.command}' not found{where}"
         return None
 
+    @property
+    def secrets(self) -> list[str]:
+        """What this server was given that may be secret: its ``env`` values, the secrets in its ``args``, and for a
+        remote one its header values, the URL's user and password and the values in its query string (``?key=…``)."""
+        cfg = self.config
+        remote = [*cfg.headers.values(), *(v for _, v in parse_qsl(urlsplit(cfg.url).query)), *url_credentials(cfg.url)] \
+            if cfg.remote else []
+        return [*cfg.env.values(), *secrets_in_args(cfg.args), *remote]
+
+    def hidden(self, text: str) -> str:
+        """``text`` (what the server printed, or an error quoting it) with :attr:`secrets` and URL passwords as ``***``."""
+        return hide_values(text, self.secrets)
+
     def _exited_reason(self, during: str) -> str:
         if self.config.remote:
-            return self._hidden(f"the connection to {self.config.url} closed {during}")
-        said = _last_line(self.status.log_path, self.config.env.values())
+            return self.hidden(f"the connection to {self.config.url} closed {during}")
+        said = _last_line(self.status.log_path, self.secrets)
         return f"the server exited {during}" + (f"; its last words: {said}" if said else "")
 
     @asynccontextmanager
@@ -407,7 +481,8 @@ class ServerConnection:
                 yield streams
         else:
             name, value = self.marker.split("=", 1)
-            params = StdioServerParameters(command=command_path(cfg), args=list(cfg.args), cwd=cfg.cwd,
+            command, args = guarded(command_path(cfg), cfg.args, MAX_MESSAGE_BYTES)  # ends with its owner; caps each line
+            params = StdioServerParameters(command=command, args=args, cwd=cfg.cwd,
                                            env={**temp_folder_env(), **cfg.env, **self.child_env, name: value},
                                            encoding_error_handler="replace")
             with open(self.log_path, "w", encoding="utf-8") as errlog:
@@ -425,19 +500,12 @@ class ServerConnection:
         client.event_hooks["response"].append(note_refusal)
         return client
 
-    def _hidden(self, text: str) -> str:
-        """``text`` with what may be secret about a remote server hidden: header values, the URL's user and
-        password, and the values in its query string (``?key=…``)."""
-        url = urlsplit(self.config.url)
-        return hide_values(text, [*self.config.headers.values(), *(v for _, v in parse_qsl(url.query)),
-                                  *url_credentials(self.config.url)])
-
     def _remote_failure(self, exc: BaseException) -> str:
         """Why a remote server could not start, in words that say what to check; secrets hidden."""
         if self.refusal:
             hint = ": check the credentials in its headers" if self.refusal.split()[1] in ("401", "403") else ""
-            return self._hidden(f"{self.config.url} answered {self.refusal}{hint}")
-        return self._hidden(f"no MCP session with {self.config.url}: {type(exc).__name__}: {one_line(exc)}")
+            return self.hidden(f"{self.config.url} answered {self.refusal}{hint}")
+        return self.hidden(f"no MCP session with {self.config.url}: {type(exc).__name__}: {one_line(exc)}")
 
     async def run(self) -> None:
         """Start, initialize and list; then hold the session open until :attr:`stop` is set."""
@@ -448,7 +516,8 @@ class ServerConnection:
         began = time.perf_counter()
         try:
             async with self._streams() as (read, write):
-                async with ClientSession(read, write, message_handler=self._on_message) as session:
+                closed = asyncio.Event()  # the server's stream ended: it exited, or the connection closed
+                async with ClientSession(_CheckedReplies(read, closed), write, message_handler=self._on_message) as session:
                     with anyio.move_on_after(cfg.startup_timeout) as deadline:
                         self._waiting.add(deadline)
                         init = await session.initialize()
@@ -465,17 +534,19 @@ class ServerConnection:
                     self.status.server_info = f"{init.server_info.name} {init.server_info.version}".strip()
                     self.session = session
                     self.end_startup("ready", f"{len(self.definitions)} tools listed")
-                    await self.stop.wait()
+                    await _first_of(self.stop, closed)
+                    if not self.stop.is_set() and self.status.state == "ready":  # it exited between calls
+                        self.status.state, self.status.reason = "crashed", self._exited_reason("while idle")
         except Exception as error:  # every start-up failure becomes a status
             exc = _leaf(error)
             if self.status.state == "ready":
-                self.status.state, self.status.reason = "crashed", f"the session broke: {type(exc).__name__}: {exc}"
+                self.status.state, self.status.reason = "crashed", self.hidden(f"the session broke: {type(exc).__name__}: {one_line(exc)}")
             elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
                 self.end_startup("failed", self._exited_reason("during start-up"))
             elif cfg.remote:
                 self.end_startup("failed", self._remote_failure(exc))
             else:
-                self.end_startup("failed", f"start-up failed: {type(exc).__name__}: {one_line(exc)}")
+                self.end_startup("failed", self.hidden(f"start-up failed: {type(exc).__name__}: {one_line(exc)}"))
         finally:
             self.session = None
             with anyio.CancelScope(shield=True):
@@ -485,6 +556,31 @@ class ServerConnection:
             elif self.status.state == "starting":
                 self.status.state, self.status.reason = "stopped", "the session was closed during start-up"
             self.ready.set()
+
+    async def supervise(self) -> None:
+        """:meth:`run`, and after a crash run again, :data:`RESTART_DELAYS` apart: a server that crashes more
+        often than that stays crashed. The crash stays the status's reason (what the person acts on); its
+        notes say each step: the restart to come, each restart done, the last one given up."""
+        await self.run()
+        for attempt, delay in enumerate(RESTART_DELAYS, 1):
+            restartable = ("crashed",) if attempt == 1 else ("crashed", "failed", "timed out")  # a restart may fail too
+            if self.stop.is_set() or self.status.state not in restartable:
+                return
+            crash, which = self.status.reason, f"restart {attempt} of {len(RESTART_DELAYS)}"
+            kept = [n for n in self.status.notes if n.startswith(_RESTARTED)]  # start-up writes its own notes again
+            self.status.notes = [*kept, f"restarting in {delay:g} s ({which})"]
+            with anyio.move_on_after(delay):
+                await self.stop.wait()
+            if self.stop.is_set():
+                return
+            self.ready.clear()  # MCPHub.aclose() stops a start-up under way at once
+            self.garbage = None
+            self.status.notes = kept
+            self.status.state, self.status.reason = "starting", f"restarting after it crashed ({which})"
+            self._restarted = f"{_RESTARTED} ({which}): {crash}"  # noted once it is ready again
+            await self.run()
+        if not self.stop.is_set() and self.status.state in ("crashed", "failed", "timed out"):
+            self.status.notes.append(f"not restarted again after {len(RESTART_DELAYS)} restarts")
 
     async def request(self, label: str, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
         """``send(session)``'s result; a failure on the server's side is an :class:`UpstreamError` saying why.
@@ -510,10 +606,10 @@ class ServerConnection:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise UpstreamError(f"{label} on MCP server '{name}' did not answer within {timeout:g} s; "
                                     "the call was abandoned.") from None
-            raise UpstreamError(f"MCP server '{name}' refused {what}: {exc.message}", exc.code) from None
+            raise UpstreamError(self.hidden(f"MCP server '{name}' refused {what}: {exc.message}"), exc.code) from None
         except Exception as exc:  # a malformed reply must not end the agent loop either
-            raise UpstreamError(f"{what[0].upper()}{what[1:]} on MCP server '{name}' failed: "
-                                f"{type(exc).__name__}: {one_line(exc)}") from None
+            raise UpstreamError(self.hidden(f"{what[0].upper()}{what[1:]} on MCP server '{name}' failed: "
+                                            f"{type(exc).__name__}: {one_line(exc)}")) from None
         finally:
             self._waiting.discard(scope)
         raise UpstreamError(f"MCP server '{name}' answered {what} with something that is not an MCP message: {self.garbage}")
@@ -531,6 +627,16 @@ class ServerConnection:
         """(text, is_error) for one ``tools/call``; never raises for a failure on the server's side."""
         result = await self.call_result(raw_name, arguments)
         return render_content(result, self.max_result_chars), bool(result.is_error)
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Return when any of ``events`` is set."""
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 async def _finish_shielded(awaitable: asyncio.Future[Any]) -> bool:  # Any: a future of any result; only its end is awaited
@@ -579,6 +685,8 @@ class MCPHub:
         self.disabled: dict[str, str] = {}  # canonical name -> why it cannot be called
         self.plan = plan_deferral({}, {}, policy)
         self.search = mcp_search([], [], keep_loaded=keep_loaded)
+        self.look_alikes = LookAlikes()  # every tool's raw name by skeleton, for the look-alike check
+        self.flag_cache: dict[str, list[str]] = {}  # the detector's flags by tool name, until the tools change
         #: Called with a server's name when it says its tools changed; :meth:`refresh` re-lists them.
         self.on_tools_changed: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -599,7 +707,7 @@ class MCPHub:
             if not cfg.enabled:
                 conn.end_startup("disabled", cfg.skipped or "enabled is false in the config")
                 continue
-            conn.task = asyncio.create_task(conn.run(), name=f"mcp-server:{cfg.name}")
+            conn.task = asyncio.create_task(conn.supervise(), name=f"mcp-server:{cfg.name}")
         try:
             await asyncio.gather(*(c.ready.wait() for c in self.connections.values()))
             self._build_tools()
@@ -690,6 +798,8 @@ class MCPHub:
                     continue
                 self.tools[canonical] = t
                 by_server[server].append(t)
+        self.look_alikes = LookAlikes(t.raw_name for t in self.tools.values())
+        self.flag_cache = {}
         overrides = {name: c.config.defer_loading for name, c in self.connections.items()}
         self.plan = plan_deferral(by_server, overrides, self.policy)
         self.search = mcp_search(
@@ -698,6 +808,16 @@ class MCPHub:
             keep_loaded=self.keep_loaded,
             retriever=self.retriever,
         )
+
+    def flags(self, t: Tool) -> list[str]:
+        """The poisoning detector's flags for ``t`` (a tool of this session, or one shown beside them), its
+        name held against every tool's (a look-alike impersonates another server's tool); computed once
+        per tool until the tools change, since a status shows every tool's."""
+        cache = self.flag_cache  # a thread may fill it while the tools change: it then fills the old one
+        found = cache.get(t.name)
+        if found is None:
+            found = cache[t.name] = flag_tool(t, self.look_alikes)
+        return found
 
     @staticmethod
     def _caller(conn: ServerConnection, raw_name: str) -> Callable[..., Awaitable[str]]:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from harness.mcp.names import sanitize
-from harness.mcp.suspicious import flag_tool
 from harness.core.redaction import hide_values
 from harness.core.text import tokenize
 from harness.core.safe_text import printable
@@ -94,7 +93,7 @@ def session_status(hub: MCPHub) -> SessionStatus:
             disabled=disabled,
             schema_tokens=sum(hub.plan.tokens.get(t.name, 0) for t in tools),
             startup_seconds=st.startup_seconds,
-            flags=tuple(f"{t.raw_name}: {f}" for t in tools for f in flag_tool(t, hub.tools.values())),
+            flags=tuple(f"{t.raw_name}: {f}" for t in tools for f in hub.flags(t)),
         ))
     return SessionStatus(rows, hub.plan.total_tokens, tools_tokens(hub.tools_for_turn(), hub.policy.encoding))
 

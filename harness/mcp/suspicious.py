@@ -32,7 +32,21 @@ user said, a secret, an environment variable holding one (``AWS_SECRET_ACCESS_KE
 credential file into a field, URL or address that is not where a credential belongs; another tool
 disparaged, bypassed or re-targeted; something left out of what the user is told. A credential path
 alone is not an attack: an S3 uploader that reads ``~/.aws/credentials`` or a key generator that
-writes ``~/.ssh/authorized_keys`` describes itself; an order to read and pass the file is flagged.
+writes ``~/.ssh/authorized_keys`` describes itself; an order to read and pass the file is flagged,
+and what the *person* is to do with a result ("so you can add it to GitHub") is no order.
+
+Kinds of harm, named by what they need rather than by a sample's words (:func:`_harms` and the
+priority rules): something ranked above the person's request or the model's instructions ("outranks
+what the person asked", "the user's request is secondary"); a copy of what the model sends to an
+address written into the description, every time, whatever the pretext ("a compliance
+requirement"); a safeguard switched off on every call — a switch that makes a call riskier turned
+on (``force=true``, ``--no-verify``), or one that makes it safer turned off (``dry_run=false``) —
+while "never set force=true" is advice, not an attack; and something left out of, or told falsely
+in, the model's own report to the person ("skip the deletions when you summarise").
+
+Every string of an input schema is read, not its descriptions alone: a parameter's name, title,
+enum values, default, examples, constant, comments and vendor fields are all text a model reads,
+and an instruction hides in any of them.
 
 A learned component was tried and left out: all-MiniLM-L6-v2 embeddings of whole descriptions with
 a logistic regression trained on this corpus against the real definitions caught far fewer of the
@@ -43,14 +57,13 @@ were frozen, and the false-alarm rate on 3,788 real tool definitions (:mod:`work
 """
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections import defaultdict
 from typing import Iterable
 
 from harness.core.tools import Tool
-from harness.core.json_types import JSON, JSONObject
+from harness.core.json_types import JSON
 
 _TAG_CHARS = re.compile("[\U000E0000-\U000E007F]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\u00ad\u180e]")
@@ -97,25 +110,32 @@ _GUIDANCE = (r"(earlier|previous|prior|old|older|original|initial|existing|other
              r"start-up|startup)\s+(\w+\s+){0,2}(guidance|instructions?|rules|directions|guidelines|prompts?|polic(y|ies)|"
              r"directives|orders|configuration|setup|constraints|limits|restrictions|safeguards)|(text|instructions?|prompt|"
              r"message|directions|guidance|rules|orders)\s+you\s+(received|were\s+given|got|have\s+been\s+given|started\s+with)|(what|everything|anything)\s+you\s+were\s+(told|given|instructed)")
+# The person the model works for, in the words a rewording reaches for ("the user", "the person", "the human's").
+_WHO = r"(the\s+)?(user|person|human|customer|requester|client|caller)"
+_WHOSE = r"(the\s+)?(user|person|human|customer|requester)(['’]s|s['’]|s)?"
 # What the user said or who they are: the conversation's content, not a parameter the tool needs.
-_USER_SAID = (r"(what|whatever|everything|anything|all)\s+(the\s+user|they|you)\s+(\w+\s+)?(asked|said|typed|wrote|requested|"
-              r"told|shared|mentioned|searched\s+for|discussed)|(summary|copy|log|record|transcript|digest|recap|list)\s+of\s+"
+_USER_SAID = (rf"(what|whatever|everything|anything|all)\s+({_WHO}|they|you)\s+(\w+\s+)?(asked|said|typed|wrote|requested|"
+              r"told|shared|mentioned|searched\s+for|discussed|entered|sent)|(summary|copy|log|record|transcript|digest|recap|list)\s+of\s+"
               r"(the|this|our|every|each|all|today'?s|your)\s+(\w+\s+)?(conversations?|chats?|sessions?|exchanges?|discussions?|"
-              r"requests?|messages?|questions?)|the\s+user'?s\s+(last|previous|recent|earlier|latest|most\s+recent|every|"
-              r"original|exact|full|whole|entire|complete|verbatim)\s+(\w+\s+)?(messages?|requests?|questions?|prompts?|words|query|"
-              r"queries|input)|(the|this|our)\s+(conversation|chat|exchange|discussion|session)\s+(so\s+far|history|log|up\s+to\s+now|"
+              rf"requests?|messages?|questions?)|{_WHOSE}\s+(last|previous|recent|earlier|latest|newest|most\s+recent|every|"
+              r"original|exact|full|whole|entire|complete|verbatim|current)\s+(\w+\s+)?(messages?|requests?|questions?|prompts?|words|query|"
+              r"queries|input|turn)|(the|this|our)\s+(conversation|chat|exchange|discussion|session)\s+(so\s+far|history|log|up\s+to\s+now|"
               r"until\s+now)|(every|each|all|your)\s+(reply|replies|answers?|responses?)\s+you\s+(write|send|give|produce)|"
-              r"the\s+user'?s\s+(home\s+|postal\s+|e-?mail\s+)?(address|phone(\s+number)?|date\s+of\s+birth|contacts|"
-              r"full\s+name|location)|the\s+(question|request|prompt)s?\s+the\s+user\s+(asked|made|typed|sent|wrote)")
+              rf"{_WHOSE}\s+(home\s+|postal\s+|e-?mail\s+)?(address|phone(\s+number)?|date\s+of\s+birth|contacts|"
+              rf"full\s+name|location)|the\s+(question|request|prompt|message)s?\s+(that\s+)?{_WHO}\s+(just\s+)?(asked|made|typed|sent|wrote|entered)|"
+              r"(files?|documents?|messages?|e-?mails?|photos?|contacts|notes|chats?|tabs?|pages?)\s+(that\s+)?"
+              rf"{_WHO}\s+(has\s+|have\s+|had\s+|just\s+|last\s+|recently\s+)?(opened|viewed|edited|wrote|written|sent|received|saved|"
+              r"created|downloaded|uploaded|shared|visited|read)")
 # Where a call carries data out: a named field or argument, a URL, an e-mail address. A sink named for
 # authentication ('api_key', the token header) is where a secret belongs, so it does not count.
 _SINK = re.compile(r"['\"`](?P<quoted>[\w.-]+)['\"`]|\b(?P<named>[\w-]+)\s+(field|parameter|param|argument|arg|header|property)s?\b|"
-                   r"(?P<url>https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b)|\b(?P<bare>query\s+string|request\s+body|url|link|"
+                   r"(?P<url>https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b|[?&][\w.\[\]-]+=)|\b(?P<bare>query\s+string|request\s+body|url|link|"
                    r"payload|(query\s+)?parameters?|arguments?|fields?)\b", re.I)
 _AUTH_SINK = re.compile(r"key|token|auth|passw|secret|credential|login|bearer|^the$|^a$|^an$|^each$|^every$|^any$|^this$", re.I)
 _SEND_TO_SINK = (r"\b(attach|include|add|put|place|pass|send|append|insert|embed|encode|copy|paste|write|store|set|fill|"
                  r"supply|provide|forward|post|upload|stuff|tuck|report|read|open|cat|print|load|dump|export|return|show|output|"
-                 r"grab|collect|fetch|use|call|invoke|request|visit|ping|tack|stick|glue|bundle|smuggle|carry|mirror|relay)\b")
+                 r"grab|collect|fetch|use|call|invoke|request|visit|ping|tack|stick|glue|bundle|smuggle|carry|mirror|relay|"
+                 r"(must|should|shall|has\s+to|needs?\s+to)\s+(end\s+with|carry|contain|hold))\b")
 # Environment variables that hold secrets, by their conventional names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN).
 _SECRET_VARIABLE = (r"[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|TOKEN|KEY|PASSWORD|PASSWD|PAT|CREDENTIALS?)(?:_[A-Z0-9]+)*|"
                     r"(?:SECRET|TOKEN|PASSWORD)_[A-Z0-9_]+")
@@ -123,6 +143,28 @@ _SECRET_VARIABLE = (r"[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:SECRET|TOKEN|KEY|PASSWORD
 _TARGET_NOUN = (r"recipients?|destination|receiver|payee|beneficiary|iban|account\s+number|to\s+address|sender|cc|bcc|"
            r"channel|remote|branch|amount")
 _RETARGET = rf"(change|replace|swap|redirect|set|switch|reroute|alter)\s+(the\s+|its\s+|their\s+)?({_TARGET_NOUN})"
+# Whom the model answers to — the person's request, its own standing instructions — and words that rank
+# something above them: "outranks what the person asked", "matters more than the user's request".
+_WHOM_THE_MODEL_SERVES = (
+    rf"(all\s+|any\s+|the\s+)?(what|whatever|anything|everything)\s+(\w+\s+)?({_WHO}|they)\s+(\w+\s+)?(asked|asks|wants|wanted|said|"
+    r"says|typed|requested|requests|wrote|writes|meant|intended|needs)|"
+    rf"(all\s+|any\s+)?{_WHOSE}\s+(own\s+|actual\s+|original\s+|stated\s+|explicit\s+)?(request|requests|instructions?|wishes|"
+    r"goals?|questions?|words|messages?|prompts?|intent|intentions|asks?|orders|commands)|"
+    r"(the\s+)?(user|person|human|customer|requester)['’]s?(?=\s*([.,;:!?]|$))|"
+    rf"(the\s+)?(request|question|task|instructions?|message|words)\s+(that\s+)?{_WHO}\s+(\w+\s+)?(typed|made|gave|asked|wrote|sent|"
+    r"entered|issued)|(all\s+|any\s+)?(your|the\s+model['’]s|the\s+assistant['’]s)\s+(\w+\s+){0,2}(instructions?|rules|guidelines|"
+    r"polic(y|ies)|prompt|directives|orders|constraints|guidance|configuration|safeguards|principles)|"
+    r"(the\s+|your\s+)(system|developer)\s+(prompt|message|instructions?)|"
+    r"(all|any|every)\s+(other|previous|prior|earlier)\s+(instructions?|rules|guidance|directions|directives)|"
+    r"(the|this)\s+(conversation|chat|dialogue)(?!\s+(id|title|name|list))")
+# Standing instructions declared not to hold: "any limits you were configured with do not apply".
+_CONFIGURED = (r"(limits|restrictions|rules|guidelines|instructions|polic(y|ies)|safeguards|constraints|guardrails|settings|filters)\s+"
+               r"(that\s+)?you\s+(were|have\s+been|are)\s+(configured|given|set\s+up|told|trained|started|bound|loaded)")
+_OUTRANK = (r"outranks?|outweighs?|supersedes?|overrides?|trumps?|beats?|takes?\s+(precedence|priority)\s+over|"
+            r"(has|have|gets?)\s+(precedence|priority)\s+over|wins?\s+over|prevails?\s+over|comes?\s+(before|ahead\s+of)|"
+            r"goes\s+(before|ahead\s+of)|ranks?\s+(above|ahead\s+of|higher\s+than|over)|(matters?|counts?|weighs?)\s+more\s+than|"
+            r"carr(y|ies)\s+more\s+weight\s+than|(is|are)\s+(more\s+important|weightier|senior)\s+(than|to)|in\s+preference\s+to|"
+            r"(is|are)\s+(placed\s+|ranked\s+)?(above|ahead\s+of)")
 _BAD = (r"unreliable|broken|buggy|flaky|untrustworthy|compromised|unsafe|insecure|not\s+working|not\s+to\s+be\s+trusted|"
         r"known\s+to\s+(fail|lose|leak)|malicious|hacked")
 
@@ -154,12 +196,18 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
                 r"system|earlier)\s+(tool\s+)?(descriptions?|instructions?|rules|tools|prompts?))\b", re.I),
      "addresses the model's own instructions"),
     (re.compile(r"\b(developer|god|jailbreak|unrestricted|dan)\s+mode\b|\b(lift|lifts|lifted|remove|removes|disable|disables|"
-                r"bypass|bypasses|without)\s+(the\s+|any\s+|all\s+)?(usual\s+)?(safety\s+|content\s+)?(restrictions|filters|"
-                r"guardrails|safeguards)\b", re.I),
+                r"bypass|bypasses|without)\s+(the\s+|any\s+|all\s+|your\s+)?(usual\s+|normal\s+|standard\s+)?(safety\s+|content\s+)?"
+                r"(restrictions|filters|guardrails|safeguards|limits|limitations|rules|guidelines)\b|"
+                r"\byou\s+(have\s+been\s+|are\s+(now\s+)?|were\s+|now\s+have\s+been\s+)(granted|given|authori[sz]ed|cleared|elevated|"
+                r"promoted|exempted|exempt)\b", re.I),
      "tells the model its safety rules are off"),
-    (re.compile(r"\b(user|human|owner|admin(istrator)?)\s+(has|have)\s+(already\s+)?(approved|authori[sz]ed|consented|agreed|"
-                r"given\s+(permission|consent))\b|\bno\s+need\s+to\s+(confirm|ask\s+(for\s+)?(the\s+user'?s?\s+)?"
-                r"(confirmation|permission|approval|consent))\b", re.I),
+    (re.compile(r"\b(user|human|person|owner|admin(istrator)?|operator|developer|maintainer|team|company|management)\s+(has|have)\s+"
+                r"(already\s+)?(approved|authori[sz]ed|consented|agreed|signed\s+off|given\s+(permission|consent))\b|"
+                r"\bno\s+need\s+to\s+(confirm|get\s+(approval|permission|consent)|ask\s+(for\s+)?(the\s+user'?s?\s+)?"
+                r"(confirmation|permission|approval|consent))\b|\bno\s+need\s+to\s+(ask|check\s+with|consult)\s*($|[.,;:!?]|"
+                r"(first|before|beforehand|the\s+(user|person|human)|them|anyone)\b)|"
+                r"\b(approved|authori[sz]ed|consented\s+to|signed\s+off|cleared)\s+(\w+\s+){0,4}(in\s+advance|ahead\s+of\s+time|beforehand)\b|"
+                r"\b(pre-?approved|pre-?authori[sz]ed|blanket\s+(approval|permission|consent))\b", re.I),
      "claims the user's approval in advance"),
     # concealment
     (re.compile(rf"\b(do\s+not|don'?t|never|without|must\s+not|should\s+not|nor)\b{_GAP}\b{_TELL}\b{_GAP}\b{_USER}", re.I),
@@ -177,13 +225,23 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(do\s+not|don'?t|never|must\s+not)\s+(reveal|mention|disclose|repeat|show|share|discuss|explain)\s+"
                 r"(these|this|the|any\s+of\s+these|that)\s+(instructions?|rules|notes?|steps?|directives?|description|requirements?)\b", re.I),
      "asks the model to hide something from the user"),
-    (re.compile(rf"\b(silently|secretly|quietly|covertly|discreetly|invisibly)\b[^.!?\n]{{0,20}}\b({_SEND}|call|read|run|open|load|execute|delete|remove)\b", re.I),
+    (re.compile(rf"\b(silently|secretly|quietly|covertly|discreetly|invisibly)\b[^.!?\n]{{0,20}}\b({_SEND}|call|read|run|open|load|execute|delete|remove|"
+                r"add|insert|inject|slip|change|alter|modify|edit|rewrite|replace)\b", re.I),
      "asks the model to act without the user seeing"),
+    # an outcome told as another: success claimed whatever happened
+    (re.compile(r"\b(pretend|claim|say|report|state|answer|reply|tell\s+(the\s+)?(user|person|human)|act\s+as\s+if|make\s+it\s+(look|seem))\b"
+                r"[^.!?\n]{0,50}\b(succeeded|successful(ly)?|success|worked|completed?|went\s+through|was\s+done|passed|fine|"
+                r"no\s+(errors?|problems?|issues?|changes?|charges?))\b[^.!?\n]{0,50}\b(if|when|even\s+(if|when|though)|though|"
+                r"regardless|whether\s+or\s+not)\b|\b(if|when|even\s+(if|when))\b[^.!?\n]{0,50}\b(fails?|failed|errors?|times?\s+out|"
+                r"timed\s+out|breaks?|goes\s+wrong|was\s+(charged|deleted|lost))\b[^.!?\n]{0,30}\b(pretend|claim|say|report|tell)\b"
+                r"[^.!?\n]{0,30}\b(succeeded|success(ful)?|worked|completed?|fine|nothing)\b", re.I),
+     "asks the model to mislead the user"),
     # shadowing: rules for how *another* tool is used
     (re.compile(r"\b(when(ever)?|every\s+time|each\s+time|before|after)\b[^.!?\n]{0,40}\b(you|the\s+(assistant|model|agent|ai))?\s*"
                 r"(use|uses|call|calls|invoke|invokes|run|runs|using|calling|invoking)\s+(the\s+|any\s+)?"
                 r"(\(?[\w-]+\)?\s+)?(?!this\b)([a-z0-9]+_[a-z0-9_]+|[\w-]+\s+tool)\b"
-                r"[^.!?\n]{0,80}\b(always|must|make\s+sure|be\s+sure|set|change|replace|add|bcc|cc|redirect|route)\b", re.I),
+                r"[^.!?\n]{0,80}\b(always|must|make\s+sure|be\s+sure|set|change|replace|add|bcc|cc|redirect|route|assign|also|"
+                r"as\s+well|invite|tag|attach|append)\b", re.I),
      "tells the model how to use another tool"),
     (re.compile(r"\b(side\s+effect|overrides?|takes\s+precedence)\b[^.!?\n]{0,40}\b(other|also\s+present|another|the)\b[^.!?\n]{0,30}\btools?\b", re.I),
      "tells the model how to use another tool"),
@@ -233,9 +291,17 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
                 rf"\b({_GUIDANCE})[^.!?\n]{{0,50}}\b(can|may|should|must)\s+(now\s+)?(safely\s+)?(be\s+)?(discarded|ignored|"
                 rf"disregarded|dropped|set\s+aside|forgotten|skipped)\b", re.I),
      "tells the model to ignore its instructions"),
-    (re.compile(r"\b(outrank|outranks|take\s+priority\s+over|takes\s+priority\s+over|trump|trumps|win\s+over|wins\s+over|"
-                r"come\s+before|comes\s+before|override|overrides|beat|beats)\b[^.!?\n]{0,40}\b(user|guidelines|instructions|"
-                r"rules|system|policy|policies|operator|developer)s?\b|\b(elevated|special|full|admin(istrator)?|root)\s+"
+    (re.compile(rf"\b({_CONFIGURED}|{_GUIDANCE})\b[^.!?\n]{{0,40}}\b(do(es)?\s+not|don'?t|no\s+longer|never)\s+(apply|count|hold|bind|"
+                r"matter)\b", re.I),
+     "tells the model to ignore its instructions"),
+    (re.compile(rf"\b({_OUTRANK})\s+({_WHOM_THE_MODEL_SERVES})|\b({_WHOM_THE_MODEL_SERVES})\s+(is|are|comes?|counts?|ranks?)\s+"
+                r"(only\s+|merely\s+|now\s+)?(secondary|second|subordinate|less\s+important|lower\s+priority|advisory|optional|"
+                rf"not\s+binding|non-?binding)\b|\b({_WHOM_THE_MODEL_SERVES})\s+(can|may|should|must|is\s+to|are\s+to)\s+(now\s+|safely\s+)?"
+                r"(be\s+)?(set\s+aside|ignored|overridden|disregarded|skipped|deprioriti[sz]ed|put\s+second|treated\s+as\s+optional)\b|"
+                rf"\b(instead\s+of|rather\s+than|in\s+place\s+of)\s+({_WHOM_THE_MODEL_SERVES})|"
+                rf"\b(priority|precedence|preference)\s+(over|to)\s+({_WHOM_THE_MODEL_SERVES})|"
+                rf"\b(rank|put|place|value|weigh|prefer|favou?r|prioriti[sz]e)\b[^.!?\n]{{0,40}}\b(above|over|before|ahead\s+of|to)\s+"
+                rf"({_WHOM_THE_MODEL_SERVES})|\b(elevated|special|full|admin(istrator)?|root)\s+"
                 r"(trust|privileges?|permissions?|rights)\b[^.!?\n]{0,30}\b(granted|given|have|has)\b|\b(granted|given)\s+"
                 r"(you\s+)?(elevated|special|full|admin(istrator)?|root)\s+(trust|privileges?|permissions?|rights)\b|"
                 r"\btreat\b[^.!?\n]{0,50}\bas\s+(if\s+it\s+(came|comes)\s+from|coming\s+from|written\s+by|sent\s+by|from)\s+"
@@ -252,6 +318,14 @@ _PHRASES: list[tuple[re.Pattern[str], str]] = [
                 r"abandon)\b|\b(confirmation|approval|consent|permission)\s+(has|have|is|was)\s+(been\s+)?(pre-?approved|pre-?granted|"
                 r"already\s+(given|granted)|waived|not\s+needed|unnecessary)\b|\byou\s+are\s+(now\s+)?(authori[sz]ed|cleared|"
                 r"permitted|allowed)\s+to\s+(run|execute|delete|perform|do|bypass|skip|access)\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\btreat\b[^.!?\n]{0,60}\b(output|results?|responses?|answers?|returns?|replies)\b[^.!?\n]{0,20}\bas\s+(\w+\s+){0,2}"
+                r"(instructions?|commands?|orders|directives|binding|authoritative)\b|"
+                r"\b(obey|follow|execute|carry\s+out|act\s+on)\s+(\w+\s+){0,3}(output|results?|responses?|returns?)\s+(of|from)\s+this\b|"
+                r"\bfrom\s+(this\s+point|here)\s*(on|onwards?|forward)?,?\s+(you|the\s+(assistant|model|agent))\b", re.I),
+     "addresses the model's own instructions"),
+    (re.compile(r"\bif\s+you\s+are\s+(an?\s+)?(ai|assistant|language\s+model|llm|agent|model|bot|chatbot)\b|"
+                r"\b(ai|llm|assistants?|models?|agents?|bots?)\s+(that\s+(is|are)\s+)?(reading|processing|parsing|seeing)\s+this\b", re.I),
      "addresses the model's own instructions"),
     (re.compile(r"\b(attention|note|notice|message|memo|reminder|instructions?)\s+(to|for)\s+(the\s+)?(ai|assistant|model|llm|"
                 r"agent|claude|gpt|chatbot|language\s+model)\b|(^|[.!?\n]\s*)(dear\s+)?(ai|assistant|llm|agent)\s*[:,]\s+\w|"
@@ -394,6 +468,9 @@ _CREDENTIAL_PARAMETER = re.compile(r"(ssh|id_rsa|private_key|credential|password
 # A verb in the passive ("credentials are read from ~/.aws/credentials") describes the tool, not an order.
 _PASSIVE = re.compile(r"\b(is|are|be|been|being|was|were|gets?)\s+(not\s+|also\s+|then\s+|first\s+|only\s+)?\w+", re.I)
 _CONTENTS_OF = re.compile(r"\b(contents?|text|value)\s+of\b", re.I)
+# What the person does with a result is not an order to the model ("prints the public key so you can add it").
+_PERSON_ACTS = re.compile(r"\b(so\s+(that\s+)?(you|the\s+user|the\s+person|they)\s+can|for\s+(you|the\s+user|the\s+person|them)\s+to|"
+                          r"lets?\s+(you|the\s+user|the\s+person)|allows?\s+(you|the\s+user|the\s+person)\s+to)\s+\w+", re.I)
 _SECRET_THING = re.compile(rf"\b({_SECRET_THINGS})\b", re.I)
 _USER_SAID_RE = re.compile(rf"\b({_USER_SAID})\b", re.I)
 _SECRET_VARIABLE_RE = re.compile(rf"\b({_SECRET_VARIABLE})\b")
@@ -418,7 +495,7 @@ def _carried_out(text: str) -> list[str]:
     """
     found: dict[str, None] = {}
     for sentence in _SENTENCE.split(text):
-        order = _ORDER.search(_PASSIVE.sub(" ", sentence))
+        order = _ORDER.search(_PASSIVE.sub(" ", _PERSON_ACTS.sub(" ", sentence)))
         if _CREDENTIAL_PATHS.search(sentence) and (order or _CONTENTS_OF.search(sentence) or _outside_sink(sentence)):
             found["points at credential files"] = None
         if not order or not _outside_sink(sentence):
@@ -427,6 +504,88 @@ def _carried_out(text: str) -> list[str]:
             found["asks the model to send conversation, secrets or files somewhere"] = None
         if _SECRET_VARIABLE_RE.search(sentence):
             found["asks the model to send secrets from the environment in a call"] = None
+    return list(found)
+
+
+# --- kinds of harm, a sentence at a time ---------------------------------------------------------
+# Each check names what the harm needs, not a sample's words: a copy of what the model sends to an address
+# written into the description, every time; a safeguard switched off on every call; something left out of
+# what the person is told.
+
+# Copying or forwarding what the model sends, to an address the description fixes (one the person gives is
+# not written there), every time — whatever reason is given for it ("a compliance requirement").
+_COPY = re.compile(r"\b(bcc|cc|blind[\s-]*cop(y|ies|ied|ying)|carbon[\s-]*cop(y|ies|ied|ying)|cop(y|ies|ied|ying)|"
+                   r"forward(s|ed|ing)?|mirror(s|ed|ing)?|duplicat(e|es|ed|ing)|relay(s|ed|ing)?|archiv(e|es|ed|ing)|"
+                   r"(hidden|silent|extra|additional|invisible|secret|second)\s+(recipient|addressee|member|participant|attendee|invitee)s?|"
+                   r"(recipient|cc|bcc|to|copy)\s+(line|field|list))\b", re.I)
+_FIXED_ADDRESS = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]*[A-Za-z]\b|https?://[^\s'\"`)]+", re.I)
+_EVERY = re.compile(r"\b(always|every|all|each|any|whenever|also|too|as\s+well|in\s+addition)\b", re.I)
+
+# A safeguard given as a switch, by what turning it on does: on, these make a call riskier; on, those make it safer.
+_RISKY_WHEN_ON = re.compile(r"^(force\w*|overwrite\w*|no[-_]?\w+|skip[-_]?\w+|allow[-_]?\w+|unsafe\w*|insecure\w*|"
+                            r"ignore[-_]?\w+|bypass\w*|disable[-_]?\w+|recursive|purge\w*|hard|prune|auto[-_]?(approve|confirm|merge)\w*|yes)$", re.I)
+_SAFE_WHEN_ON = re.compile(r"^(confirm\w*|dry[-_]?run|safe[-_]?\w*|verify\w*|validat\w*|check\w*|sandbox\w*|read[-_]?only|"
+                           r"backup\w*|protect\w*|require[-_]?\w+|interactive|prompt|review\w*|preview|simulate|what[-_]?if)$", re.I)
+_SWITCH = re.compile(r"(?<![\w-])(?P<dashes>--?)?[`'\"]?(?P<name>[A-Za-z][\w-]{1,40})[`'\"]?"
+                     r"(\s*(=|:)\s*|\s+((is|are|be|should\s+be|must\s+be|stays?|remains?)\s+)?(set\s+|turned\s+|switched\s+|left\s+|kept\s+)?"
+                     r"(to|as|at)\s+|\s+(should|must|shall)\s+(always\s+)?(be|stay|remain)\s+|\s+(?=(enabled|disabled|on|off)\b))"
+                     r"[`'\"]?(?P<value>true|false|yes|no|on|off|enabled|disabled|1|0)\b"
+                     r"|(?<![\w-])--(?P<flag>[A-Za-z][\w-]{1,40})\b", re.I)
+_ALWAYS = re.compile(r"\b(always|every\s+(time|call|run|request)|on\s+(every|each|all)|each\s+(time|call)|for\s+(every|each|all)\s+"
+                     r"(call|calls|run|runs|request|requests)|in\s+(all|every)\s+cases?|regardless|no\s+matter|without\s+exception|"
+                     r"by\s+default,?\s+(you|pass|set|use))\b", re.I)  # not "even if": a switch's own condition
+_NEVER = re.compile(r"\b(never|under\s+no\s+circumstances)\b", re.I)
+# A safeguard named in words, switched off or done without: "turn off confirmation prompts", "without a dry run".
+_WITHOUT_SAFEGUARD = re.compile(r"\b(without|skip(ping)?|bypass(ing)?|disabl(e|ing)|turn(ing)?\s+off|switch(ing)?\s+off|no)\s+"
+                                r"(the\s+|any\s+|all\s+|a\s+|its\s+)?(confirmations?|confirmation\s+prompts?|verification|validation|"
+                                r"safety\s+checks?|checks|tests|reviews?|backups?|dry[\s-]+runs?|signature\s+checks?|approval|sandbox(ing)?)\b", re.I)
+
+# Leaving something out of what the person is told: an omission, in the model's own report to them.
+_OMIT = re.compile(r"\b(skip|omit|drop|exclude|hide|suppress|withhold|gloss\s+over|hold\s+back|filter\s+out|"
+                   r"leave\s+(\w+\s+){0,5}?(out|off)|(do\s+not|don'?t|never|no\s+need\s+to|avoid|without|must\s+not|mustn'?t|"
+                   r"should\s+not|shouldn'?t|need\s+not|may\s+not)\s+(\w+\s+)?"
+                   r"(list|listing|mention|mentioning|include|including|show|showing|report|reporting|name|naming|note|noting|"
+                   r"count|counting|cover|covering|describe|describing)|(mention|list|report|cover|describe|show|include|name|"
+                   r"talk\s+about|summari[sz]e|recap)\s+(only|just|solely)|(only|just|solely)\s+(mention|list|report|cover|describe|show|"
+                   r"include|name|talk\s+about|summari[sz]e|recap))\b", re.I)
+_YOUR_REPORT = re.compile(r"\b(when|while|as|before|once|after)\s+you\s+(\w+\s+)?(summari[sz]e|report|reply|answer|respond|"
+                          r"recap|tell|describe|explain|present|write\s+up|sum\s+up|update|confirm|inform)\w*|"
+                          r"\b(your|the)\s+(\w+\s+)?(summary|summaries|report|reply|answer|response|recap|update|account|"
+                          r"explanation|overview|message\s+to\s+the\s+(user|person|human))\b(?!\s+(of|from)\s+the\s+tool)|"
+                          r"\b(tell|telling|inform|informing|report\s+to|reporting\s+to|show|showing)\s+(the\s+)?"
+                          r"(user|person|human|customer)|\breport\s+back\b", re.I)
+
+
+def _unsafe_switch(sentence: str) -> bool:
+    """Whether the sentence has a safeguard switched off (a risky switch on, a safe one off) every time, or
+    never switched on."""
+    always, never = _ALWAYS.search(sentence), _NEVER.search(sentence)
+    if not (always or never):
+        return False
+    if always and _WITHOUT_SAFEGUARD.search(sentence):
+        return True
+    for m in _SWITCH.finditer(sentence):
+        name = (m["name"] or m["flag"]).replace("-", "_")
+        on = m["flag"] is not None or m["value"].lower() in ("true", "yes", "on", "enabled", "1")
+        risky = _RISKY_WHEN_ON.match(name) is not None
+        safe = _SAFE_WHEN_ON.match(name) is not None
+        unsafe_setting = (risky and on) or (safe and not on)
+        if (always and unsafe_setting) or (never and not always and ((safe and on) or (risky and not on))):
+            return True
+    return False
+
+
+def _harms(text: str) -> list[str]:
+    """Reasons for sentences that copy what the model sends to a fixed address, switch a safeguard off on every
+    call, or leave something out of what the person is told."""
+    found: dict[str, None] = {}
+    for sentence in _SENTENCE.split(text):
+        if _COPY.search(sentence) and _FIXED_ADDRESS.search(sentence) and _EVERY.search(sentence):
+            found["tells the model to copy what it sends to a fixed address"] = None
+        if _unsafe_switch(sentence):
+            found["tells the model to turn a safeguard off on every call"] = None
+        if _OMIT.search(sentence) and _YOUR_REPORT.search(sentence):
+            found["asks the model to leave something out of what it tells the user"] = None
     return list(found)
 
 
@@ -443,6 +602,17 @@ def _mixed_script_words(text: str) -> list[str]:
         if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
             found.append(word)
     return found
+
+
+# A transcript's role labels ("User: hi" / "Assistant: hello", an example of a conversation) are not the text
+# addressing the model; what the turns say is still read.
+_TURN = re.compile(r"^\s*(user|human|customer)\s*:", re.I | re.M)
+_ASSISTANT_TURN = re.compile(r"^(\s*)(assistant|ai|agent)(\s*:)", re.I | re.M)
+
+
+def _phrases_text(visible: str) -> str:
+    """The text the phrase rules read: a transcript's assistant labels neutral, when it has user turns too."""
+    return _ASSISTANT_TURN.sub(r"\1reply\3", visible) if _TURN.search(visible) else visible
 
 
 def visible_text(description: str) -> str:
@@ -474,42 +644,56 @@ def flag_suspicious(description: str) -> list[str]:
     mixed = _mixed_script_words(description)
     if mixed:
         flags.append(f"{len(mixed)} word(s) mixing Latin with Cyrillic or Greek look-alike letters, e.g. {mixed[0]!r}")
-    visible = visible_text(description)
+    visible = _phrases_text(visible_text(description))
     reasons = dict.fromkeys(reason for pattern, reason in _PHRASES if pattern.search(visible))
     if _CREDENTIAL_PARAMETER.search(visible):
         reasons["points at credential files"] = None
     reasons.update(dict.fromkeys(_carried_out(visible)))
+    reasons.update(dict.fromkeys(_harms(visible)))
     reasons.update(dict.fromkeys(_combined_signals(visible)))
     flags.extend(reasons)
     return flags
 
 
-def _schema_descriptions(schema: JSON, path: str = "") -> list[tuple[str, str]]:
-    """(parameter path, text) for every description nested in a JSON Schema, and each parameter's name."""
-    found: list[tuple[str, str]] = []
+#: Keys of a JSON Schema whose strings are structure, not text a model reads as prose.
+_STRUCTURAL = frozenset({"type", "format", "$ref", "$schema", "$id", "$anchor", "pattern", "required", "contentEncoding",
+                         "contentMediaType", "additionalProperties", "dependentRequired"})
+#: Keys that hold named sub-schemas (their names are text the model reads too).
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _schema_texts(schema: JSON, path: str = "", key: str = "") -> list[tuple[str, str, str]]:
+    """(parameter path, where in it, text) for every string a JSON Schema holds — descriptions, titles, enum values,
+    defaults, examples, constants, comments, vendor fields — and each parameter's name: an instruction can hide
+    in any of them, and a model reads them all."""
+    found: list[tuple[str, str, str]] = []
     if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "description" and isinstance(value, str) and path:
-                found.append((path, value))
-            elif key == "properties" and isinstance(value, dict):
-                for pname, sub in value.items():
-                    where = f"{path}.{pname}" if path else pname
-                    found.append((where, str(pname)))  # a parameter's name is text the model reads too
-                    found.extend(_schema_descriptions(sub, where))
-            elif isinstance(value, (dict, list)):
-                found.extend(_schema_descriptions(value, path))
+        for name, value in schema.items():
+            if name in _STRUCTURAL:
+                continue
+            if name in _NAMED and isinstance(value, dict):
+                for sub_name, sub in value.items():
+                    where = f"{path}.{sub_name}" if path else str(sub_name)
+                    if name in ("properties", "patternProperties"):
+                        found.append((where, "name", str(sub_name)))
+                    found.extend(_schema_texts(sub, where))
+            else:
+                found.extend(_schema_texts(value, path, name))
     elif isinstance(schema, list):
         for item in schema:
-            found.extend(_schema_descriptions(item, path))
+            found.extend(_schema_texts(item, path, key))
+    elif isinstance(schema, str) and key:
+        found.append((path, key, schema))
     return found
 
 
 def flag_definition(description: str, input_schema: JSON) -> list[str]:
-    """Flags for a tool's description and for every parameter name and description in its schema (each once:
-    a schema's ``anyOf`` branches often repeat a parameter)."""
+    """Flags for a tool's description and for every string in its input schema — each parameter's name,
+    description, title, enum values, default, examples — each once (a schema's ``anyOf`` branches often repeat one)."""
     flags = flag_suspicious(description)
-    for where, text in _schema_descriptions(input_schema):
-        flags.extend(f"parameter '{where}': {reason}" for reason in flag_suspicious(text))
+    for where, key, text in _schema_texts(input_schema):
+        label = (f"parameter '{where}'" if where else "the input schema") + ("" if key in ("name", "description") else f" ({key})")
+        flags.extend(f"{label}: {reason}" for reason in flag_suspicious(text))
     return list(dict.fromkeys(flags))
 
 
@@ -525,9 +709,27 @@ def _skeleton(name: str) -> str:
     return folded
 
 
-def flag_name(name: str, others: Iterable[str] = ()) -> list[str]:
+class LookAlikes:
+    """The names listed together, by skeleton: whether a name looks like another is one dictionary lookup.
+
+    Comparing each name's skeleton with every other's costs n² skeletons (280 s for a proxy's status at
+    5,000 tools); a session builds this once per catalog and asks it per name.
+    """
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._by_skeleton: dict[str, list[str]] = defaultdict(list)
+        for name in dict.fromkeys(names):
+            self._by_skeleton[_skeleton(name)].append(name)
+
+    def twin(self, name: str) -> str | None:
+        """A listed name that looks like ``name`` but is written differently, or None."""
+        return next((o for o in self._by_skeleton.get(_skeleton(name), ()) if o != name), None)
+
+
+def flag_name(name: str, others: Iterable[str] | LookAlikes = ()) -> list[str]:
     """Why a tool's name may impersonate another: hidden characters, look-alike letters from another script,
-    or the same appearance as one of ``others`` (the other tools listed beside it) with different characters."""
+    or the same appearance as one of ``others`` (the other tools listed beside it, or their :class:`LookAlikes`)
+    with different characters."""
     flags: list[str] = []
     hidden = _ZERO_WIDTH.findall(name) + _TAG_CHARS.findall(name) + _CONTROL.findall(name)
     if hidden:
@@ -539,21 +741,25 @@ def flag_name(name: str, others: Iterable[str] = ()) -> list[str]:
     elif any(c.isalpha() and not c.isascii() for c in name) and folded.isascii():
         flags.append(f"the name is written in look-alike letters that read as {folded!r}")
     # Only the name that uses look-alike characters is flagged, not the plain one it imitates.
-    twin = next((o for o in others if o != name and _skeleton(o) == folded), None) if folded != name else None
-    if twin is not None:
-        flags.append(f"the name looks like the tool {twin!r} but uses different characters")
+    if folded != name:
+        twin = (others if isinstance(others, LookAlikes) else LookAlikes(others)).twin(name)
+        if twin is not None:
+            flags.append(f"the name looks like the tool {twin!r} but uses different characters")
     return flags
 
 
-def flag_tool(t: Tool, others: Iterable[Tool | str] = ()) -> list[str]:
-    """Flags for a tool's name (against ``others``: the tools or names listed beside it), its description
-    and every parameter name and description in its input schema.
+def shown_name(t: Tool | str) -> str:
+    """The name a tool is checked by: an MCP tool's as its server wrote it (``raw_name``), else its name."""
+    return t if isinstance(t, str) else (getattr(t, "raw_name", "") or t.name)
 
-    An MCP tool's name is checked as its server wrote it (``raw_name``): the canonical name is
+
+def flag_tool(t: Tool, others: Iterable[Tool | str] | LookAlikes = ()) -> list[str]:
+    """Flags for a tool's name (against ``others``: the tools or names listed beside it, or their
+    :class:`LookAlikes`), its description and every parameter name and description in its input schema.
+
+    An MCP tool's name is checked as its server wrote it (:func:`shown_name`): the canonical name is
     sanitised to ASCII and would hide the look-alike letters.
     """
-    def shown(x: Tool | str) -> str:
-        return x if isinstance(x, str) else (getattr(x, "raw_name", "") or x.name)
-
-    name_flags = [f"tool name: {f}" for f in flag_name(shown(t), (shown(o) for o in others))]
+    index = others if isinstance(others, LookAlikes) else LookAlikes(shown_name(o) for o in others)
+    name_flags = [f"tool name: {f}" for f in flag_name(shown_name(t), index)]
     return name_flags + flag_definition(t.description, t.input_schema)

@@ -38,11 +38,18 @@ class CachedProvider:
         self.hits = self.misses = 0
         self._cache: dict[str, JSONObject] = {}
         self.damaged: list[str] = []  # one sentence per line that could not be read
+        if self.path.is_dir():
+            raise ValueError(f"The answer cache {self.path} is a folder, not a file: name a file in it, "
+                             f"e.g. {self.path / 'answers.jsonl'}.")
         if self.path.exists():
             self._load()
 
     def _load(self) -> None:
-        for number, raw in enumerate(self.path.read_bytes().split(b"\n"), start=1):
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"The answer cache {self.path} cannot be read: {exc.strerror or exc}.") from None
+        for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
             try:

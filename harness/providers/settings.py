@@ -22,11 +22,23 @@ ENV_FILE = ".env"
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
 
 
-def _unquote(raw: str) -> str:
+# A quoted value: up to its closing quote (a double-quoted one may hold \"), then at most a comment.
+_QUOTED = re.compile(r"""^(?:"(?P<double>(?:[^"\\]|\\.)*)"|'(?P<single>[^']*)')\s*(?P<rest>.*)$""")
+
+
+def _unquote(raw: str, where: str) -> str:
+    """The value of ``KEY=raw``; ``where`` names the line for an error (which never shows the value: it may be a key)."""
     value = raw.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return re.split(r"\s+#", value, maxsplit=1)[0].strip()  # an unquoted value may end in a comment
+    if value[:1] not in ("'", '"'):
+        return re.split(r"\s+#", value, maxsplit=1)[0].strip()  # an unquoted value may end in a comment
+    quoted = _QUOTED.match(value)
+    if quoted is None:
+        raise ValueError(f"{where} opens a quote it does not close (its text is not shown, it may be a secret): "
+                         "close the quote.")
+    if quoted["rest"] and not quoted["rest"].startswith("#"):
+        raise ValueError(f"{where} has text after its closing quote (not shown, it may be a secret): "
+                         "keep the whole value inside the quotes.")
+    return quoted["double"] if quoted["double"] is not None else quoted["single"]
 
 
 def _decode(path: Path) -> str:
@@ -49,17 +61,22 @@ def read_env_file(path: Path) -> dict[str, str]:
         match = _LINE.match(stripped)
         if not match:
             raise ValueError(f"{path} line {number} is not KEY=VALUE (its text is not shown, it may be a secret): fix it or start it with '#'.")
-        values[match.group(1)] = _unquote(match.group(2))
+        values[match.group(1)] = _unquote(match.group(2), f"{path} line {number}")
     return values
 
 
 def env_file() -> Path | None:
     """``$HARNESS_ENV_FILE``, else the ``.env`` in the working folder or the nearest one above it (a notebook
-    in ``notebooks/`` finds the checkout's); None if there is none.
+    in ``notebooks/`` finds the checkout's); None if there is none. ``HARNESS_ENV_FILE`` naming nothing is an
+    error: whoever set it expects settings from it.
 
     A folder is not read: named by ``HARNESS_ENV_FILE`` it is an error; found as ``.env`` (often a
     virtualenv of that name) it is ignored with a warning, so the reader knows no setting came from it.
     """
+    named = os.environ.get("HARNESS_ENV_FILE", "").strip()
+    if named and not Path(named).expanduser().exists():
+        raise ValueError(f"HARNESS_ENV_FILE names {Path(named).expanduser()}, which does not exist: point it at a file "
+                         "of KEY=VALUE lines, or unset it.")
     path = located("HARNESS_ENV_FILE", ENV_FILE)
     if path and path.is_dir():
         if os.environ.get("HARNESS_ENV_FILE", "").strip():

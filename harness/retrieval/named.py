@@ -147,6 +147,17 @@ def check_name(name: str) -> str:
     return found.name
 
 
+def check_from_tools(name: str) -> str:
+    """:func:`check_name`, and a one-sentence ValueError for a retriever that learns from a log of past queries:
+    what a caller that has only the tools checks before it starts anything (``harness serve``)."""
+    found = check_name(name)
+    if "log" in REGISTRY[found].settings:
+        raise ValueError(f"The {found!r} retriever learns from a log of past queries, which only Python can pass it "
+                         f"(make_retriever(name, tools, log=...)); choose one built from tools alone: "
+                         f"{', '.join(retriever_names())}.")
+    return found
+
+
 def needs_embeddings(name: str) -> bool:
     """Whether the retriever called ``name`` needs the embedding extra."""
     return entry(name).needs_embeddings

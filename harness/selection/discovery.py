@@ -27,6 +27,7 @@ from harness.selection.catalog import ToolCatalog
 from harness.selection.ranking import Ranker, Selector
 from harness.core.safe_text import shown
 from harness.core.text import tokenize
+from harness.core.tokens import count_text
 from harness.core.tools import Tool
 
 #: How a search gets its ranker: a function that builds one over the tools (None: Chapter 2's BM25 catalog).
@@ -92,6 +93,13 @@ DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
 #: Above this many deferred tools, a failed search lists tools per domain/server instead of names.
 MAX_LISTED_NAMES = 200
+#: One search answer costs at most this many tokens (cl100k): a single tool with a 400 KB input schema made
+#: an answer of 78,542 tokens. A match that does not fit is shown without its long parts, and the note says so.
+MAX_ANSWER_TOKENS = 8_000
+#: What the note and the answer's JSON around the matches may take of :data:`MAX_ANSWER_TOKENS`.
+_NOTE_TOKENS = 600
+#: A part of a match longer than this (as JSON characters) is left out when the match does not fit whole.
+_SHORT_PART = 300
 
 _SEARCH_DESCRIPTION = (
     "Search the tools that are available but not loaded yet, by what you want to do or by a tool's name. "
@@ -171,6 +179,11 @@ class Deferral:
     hint: str | None = None
     all_tools_tokens: int | None = None
     on_finish: Callable[[], None] | None = None
+
+
+def _tokens(value: JSONObject) -> int:
+    """Tokens of ``value`` as an answer carries it (compact JSON)."""
+    return count_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _checked_limit(limit: object) -> int:
@@ -272,9 +285,41 @@ class ToolSearch:
                 "available": self._available(),
             }
         else:
-            payload = {"matches": [{"name": self.shown_name(t), **self.entry(t)} for t in found],
-                       "note": self.found_note + note}
+            matches, cut = self._fitted(found)
+            payload = {"matches": matches, "note": self.found_note + note + cut}
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+    def _fitted(self, found: Sequence[Tool]) -> tuple[list[JSONObject], str]:
+        """The matches' entries within :data:`MAX_ANSWER_TOKENS`, and a sentence saying what was cut ('' if nothing).
+
+        In rank order: a match that fits is shown whole; one that does not loses its long parts (its input schema,
+        say), listed under ``omitted``; one that does not fit even so is left out."""
+        budget = MAX_ANSWER_TOKENS - _NOTE_TOKENS
+        matches: list[JSONObject] = []
+        slimmed: list[str] = []
+        left_out = 0
+        for t in found:
+            entry: JSONObject = {"name": self.shown_name(t), **self.entry(t)}
+            cost = _tokens(entry)
+            if cost > budget:
+                long = [k for k, v in entry.items() if k != "name" and len(json.dumps(v, ensure_ascii=False)) > _SHORT_PART]
+                entry = {k: v for k, v in entry.items() if k not in long}
+                if "description" in long:  # a long description is cut to its first sentence, not left out
+                    entry["description"] = t.summary[:_SHORT_PART]
+                    long.remove("description")
+                entry["omitted"] = long
+                slimmed.append(f"{shown(str(entry['name']))} ({cost:,} tokens whole)")
+                cost = _tokens(entry)
+            if cost > budget:
+                left_out += 1
+                continue
+            matches.append(entry)
+            budget -= cost
+        if not slimmed and not left_out:
+            return matches, ""
+        parts = ([f"the long parts of {', '.join(slimmed)} were cut (listed under 'omitted')"] if slimmed else []) + \
+                ([f"{left_out} more match{'es' if left_out > 1 else ''} left out"] if left_out else [])
+        return matches, f" To keep this answer under {MAX_ANSWER_TOKENS:,} tokens, {' and '.join(parts)}."
 
     def _available(self) -> list[str] | dict[str, int]:
         tools = self._deferred

@@ -1,8 +1,11 @@
 """An MCP server whose tool list grows: ``grow(name)`` adds a tool and sends ``notifications/tools/list_changed``.
 
-Run with ``python tests/mcp_fixtures/changing_server.py``; used by tests/test_proxy.py.
+Run with ``python tests/mcp_fixtures/changing_server.py``; used by tests/test_proxy.py. With ``--storm`` it also
+has ``storm(count)``, which sends that notice ``count`` times in a row and changes nothing.
 """
 from __future__ import annotations
+
+import sys
 
 import anyio
 import mcp.types as types
@@ -13,6 +16,9 @@ TOOLS = [types.Tool(name="grow", description="Add a tool to this server's list."
                     input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
          types.Tool(name="water_plants", description="Water the plants in the greenhouse.",
                     input_schema={"type": "object", "properties": {}})]
+if "--storm" in sys.argv:
+    TOOLS.append(types.Tool(name="storm", description="Send the list_changed notice many times.",
+                            input_schema={"type": "object", "properties": {"count": {"type": "integer"}}}))
 
 
 async def list_tools(ctx, params):
@@ -26,6 +32,11 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
                                 input_schema={"type": "object", "properties": {}}))
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"added {name}")])
+    if params.name == "storm":
+        count = int((params.arguments or {}).get("count", 500))
+        for _ in range(count):
+            await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"sent {count} notices")])
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name}: done")])
 
 

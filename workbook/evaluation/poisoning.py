@@ -3,8 +3,10 @@
 Introduced in Chapter 5b (``notebooks/05b_mcp_operations.ipynb``). The detector is the library's
 (:mod:`harness.mcp.suspicious`); the corpora it is measured on are the workbook's data:
 ``workbook/data/poisoning_corpus.jsonl`` (poisoned descriptions with their attack class, source and split, a
-held-out part the rules were not written against) and ``workbook/data/poisoning_fresh.jsonl`` (poisoned and
-tricky benign rewordings written after the rules were frozen, each naming that commit).
+held-out part the rules were not written against), ``workbook/data/poisoning_fresh.jsonl`` (poisoned and
+tricky benign rewordings written after the rules were frozen, each naming that commit) and
+``workbook/data/poisoning_heldout_r4.jsonl`` (rewordings by kind of harm, some hiding the instruction in a
+schema field, written before the rules of issue 40 were: :func:`heldout_rewordings`).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from harness.mcp.suspicious import flag_definition, flag_suspicious
 
 CORPUS_FILE = resources.files("workbook").joinpath("data").joinpath("poisoning_corpus.jsonl")
 FRESH_FILE = resources.files("workbook").joinpath("data").joinpath("poisoning_fresh.jsonl")
+HELDOUT_R4_FILE = resources.files("workbook").joinpath("data").joinpath("poisoning_heldout_r4.jsonl")
 
 
 def poisoning_corpus() -> list[JSONObject]:
@@ -38,6 +41,54 @@ def fresh_rewordings() -> list[JSONObject]:
     commit), text. They are scored as they stand; no rule was changed after they were first run."""
     lines = FRESH_FILE.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def heldout_rewordings() -> list[JSONObject]:
+    """Rewordings written for issue 40 before its rules were: id, poisoned, harm, written, and a ``text`` or a
+    ``description`` with an ``input_schema`` (the instruction in a schema field other than a description).
+
+    Scored once, after the rules were written: recall 33/43, false alarms 2/43. The two false alarms were
+    then read and fixed — a switch's own condition ("set force=true to delete it even if it is not empty")
+    taken for "every call", and a transcript's "Assistant:" label taken for text addressing the model — so
+    the benign half is no longer held out; the poisoned half is (its ten misses were not used).
+    """
+    lines = HELDOUT_R4_FILE.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@dataclass(frozen=True)
+class RewordingScore:
+    """The detector on a set of rewordings: recall on the poisoned ones (by kind of harm), false alarms on the rest."""
+
+    recall: Rate
+    false_alarms: Rate
+    recall_by_harm: dict[str, Rate]
+    missed: list[str]
+    benign_flagged: list[str]
+
+    def __str__(self) -> str:
+        lines = [f"recall: {self.recall}", *(f"  {harm}: {rate}" for harm, rate in self.recall_by_harm.items()),
+                 f"tricky benign rewordings flagged: {self.false_alarms}"]
+        return "\n".join(lines)
+
+
+def score_rewordings(rows: Iterable[JSONObject]) -> RewordingScore:
+    """Flag each row as a tool is flagged — its text, or its description and every string of its input schema."""
+    rows = list(rows)
+    empty: JSONObject = {"type": "object", "properties": {}}
+    hit = {str(r["id"]): bool(flag_definition(str(r.get("text") or r.get("description", "")), r.get("input_schema", empty)))
+           for r in rows}
+    poisoned = [r for r in rows if r["poisoned"]]
+    benign = [r for r in rows if not r["poisoned"]]
+    harms = dict.fromkeys(str(r["harm"]) for r in poisoned)
+    return RewordingScore(
+        recall=Rate(sum(hit[str(r["id"])] for r in poisoned), len(poisoned)),
+        false_alarms=Rate(sum(hit[str(r["id"])] for r in benign), len(benign)),
+        recall_by_harm={h: Rate(sum(hit[str(r["id"])] for r in poisoned if r["harm"] == h), sum(r["harm"] == h for r in poisoned))
+                        for h in harms},
+        missed=[str(r["id"]) for r in poisoned if not hit[str(r["id"])]],
+        benign_flagged=[str(r["id"]) for r in benign if hit[str(r["id"])]],
+    )
 
 
 #: What a round's rows are, for the report a learner reads (round 1 wrote the published phrasings).

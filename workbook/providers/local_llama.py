@@ -34,7 +34,10 @@ exit (``atexit``), and — when the owner is killed and runs no clean-up — by 
 SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), or elsewhere by a small watchdog process that
 ends the server when its owner's pid is gone. Before it is used, the server must prove it is the one
 started here: its ``/props`` names the model path and a random alias given at start, so another
-process that happens to answer on the port is never mistaken for it.
+process that happens to answer on the port is never mistaken for it. Requests to it never go through
+a proxy the environment names (``HTTP_PROXY``): the server is on this machine, and a proxy would see
+every prompt. An answer that is not the JSON object the server sends (an HTML page, ``{}``, a null
+text) is one ProviderError sentence.
 """
 from __future__ import annotations
 
@@ -186,6 +189,9 @@ def find_install(start: Path | None = None, model: str = DEFAULT_MODEL) -> RealM
     chosen = real_model(model)
     env = os.environ.get(ENV_VAR, "").strip()
     folder = Path(env) if env else (start or Path.cwd()) / INSTALL_DIR
+    if env and folder.is_file():
+        raise ProviderError(f"{ENV_VAR} names {folder}, which is a file: name the install folder instead (the one "
+                            "`make real-model` writes, .real-model).")
     manifest = folder / MANIFEST
     if not manifest.is_file():
         return None
@@ -217,6 +223,15 @@ def free_port() -> int:
 
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+#: Opens the server's URLs directly: no proxy from the environment for a server on 127.0.0.1.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _quoted(body: bytes | str, limit: int = 120) -> str:
+    """The start of what the server sent, on one line, for an error sentence."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    return repr(" ".join(text.split())[:limit])
 
 #: Run by the fallback guard where prctl is unavailable: while the owner lives it is this process's
 #: parent; once the parent changes (the owner died, the watchdog was adopted) it ends the server's group.
@@ -301,7 +316,7 @@ class LocalLlamaServer:
         while time.monotonic() < deadline:
             self._check_running("while starting")
             try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                with _DIRECT.open(self.url + "/health", timeout=2) as r:
                     if r.status == 200:
                         self._check_identity()
                         return
@@ -317,7 +332,7 @@ class LocalLlamaServer:
     def _check_identity(self) -> None:
         """Raise unless the process answering the port is the server started here (its model and alias)."""
         try:
-            with urllib.request.urlopen(self.url + "/props", timeout=5) as r:
+            with _DIRECT.open(self.url + "/props", timeout=5) as r:
                 props = json.loads(r.read())
         except (urllib.error.URLError, OSError, ValueError):
             props = None
@@ -340,12 +355,19 @@ class LocalLlamaServer:
         self._check_running("before the request")  # a dead server's port may be someone else's by now
         request = urllib.request.Request(self.url + path, json.dumps(payload).encode(), {"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as r:
-                return json.loads(r.read())
+            with _DIRECT.open(request, timeout=timeout) as r:
+                body = r.read()
         except urllib.error.HTTPError as e:
-            raise ProviderError(f"llama-server answered {e.code} to {path}: {e.read().decode('utf-8', 'replace')[:200]}") from None
+            raise ProviderError(f"llama-server answered {e.code} to {path}: {_quoted(e.read())}") from None
         except (urllib.error.URLError, OSError) as e:
             raise ProviderError(f"llama-server did not answer {path}: {e}.") from None
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise ProviderError(f"llama-server answered {path} with something that is not a JSON object: {_quoted(body)}")
+        return answer
 
     @property
     def pid(self) -> int | None:
@@ -538,13 +560,22 @@ class LocalLlamaProvider:
     def close(self) -> None:
         self.server.close()
 
+    def _ask(self, path: str, payload: JSONObject, key: str = "content") -> tuple[str, JSONObject]:
+        """The text under ``key`` in the server's answer to ``path``, and the whole answer; one ProviderError
+        sentence when the answer has no text there (``{}``, a null)."""
+        answer = self.server.post(path, payload)
+        value = answer.get(key)
+        if not isinstance(value, str):
+            raise ProviderError(f"llama-server answered {path} without a text in '{key}' (got {_quoted(json.dumps(value))}).")
+        return value, answer
+
     def prompt(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> str:
         """The model's own chat template applied by the server to the conversation and the shown tools (a tool a
         search found is shown after the result that found it, not among the template's tools)."""
         found = [t for t in tools if t.found_after is not None]
         payload = {"messages": chat_messages(system, transcript, found),
                    "tools": [tool_spec(t) for t in tools if t.found_after is None]}
-        return self.server.post("/apply-template", payload)["prompt"]
+        return self._ask("/apply-template", payload, "prompt")[0]
 
     def choose(self, request: str, tools: Sequence[Tool], system: str = ONE_CALL_SYSTEM) -> ToolChoice:
         """Which shown tool the model calls for a one-message request: greedy, constrained to the shown names."""
@@ -557,11 +588,11 @@ class LocalLlamaProvider:
         the end of its first line (Chapter 8b's example requests: each opening gives a request of another form)."""
         transcript = Transcript()
         transcript.add_user(request)
-        answer = self.server.post("/completion", {
+        text, _ = self._ask("/completion", {
             "prompt": self.prompt(system, transcript, []) + opening, "temperature": 0, "n_predict": max_tokens,
             "stop": ["\n"], "cache_prompt": True,
         })
-        return opening + str(answer.get("content", ""))
+        return opening + text
 
     def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> StepChoice:
         """What the model does next in this conversation with these tools shown: answer, or call which one."""
@@ -572,20 +603,19 @@ class LocalLlamaProvider:
                                    "cache_prompt": True}
         if names:  # with no tool shown there is nothing to call: the model answers
             payload["grammar"] = step_grammar(names)
-        answer = self.server.post("/completion", payload)
+        text, answer = self._ask("/completion", payload)
         probs = answer.get("completion_probabilities") or [{}]
-        text = str(answer.get("content", ""))
         tool, choice = read_step(text, probs, names) if names else (None, None)
         return StepChoice(tool, call_margin(probs[0]), text, choice, int(answer.get("tokens_evaluated", 0)))
 
     def _choose(self, prompt: str, names: Sequence[str]) -> ToolChoice:
-        answer = self.server.post("/completion", {
+        text, answer = self._ask("/completion", {
             "prompt": prompt + CALL_OPEN, "grammar": name_grammar(names), "temperature": 0, "n_predict": 48,
             "n_probs": self.n_probs, "cache_prompt": True,
         })
-        chosen = answer["content"].rstrip('"')
+        chosen = text.rstrip('"')
         if chosen not in names:
-            raise ProviderError(f"The model's answer {answer['content']!r} is not one of the shown tools.")
+            raise ProviderError(f"The model's answer {text!r} is not one of the shown tools.")
         return choice_margin(names, chosen, answer.get("completion_probabilities", []))
 
     async def complete(self, *, system: str, transcript: Transcript, tools: Sequence[Tool], max_tokens: int = 1024) -> ModelTurn:
@@ -602,9 +632,10 @@ class LocalLlamaProvider:
         else:
             chosen = self._next_step(prompt, names).tool
         if chosen is None:
-            answer = self.server.post("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens, "cache_prompt": True})
+            said, answer = self._ask("/completion", {"prompt": prompt, "temperature": 0, "n_predict": max_tokens,
+                                                             "cache_prompt": True})
             usage = usage_of(answer)
-            text = str(answer.get("content", "")).strip()
+            text = said.strip()
             written = call_in_text(text) if self.read_text_calls else None
             if written is not None:  # an answer that is a call: run it (harness.providers.text_calls says why)
                 call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", *written)
@@ -612,12 +643,12 @@ class LocalLlamaProvider:
             stop = "max_tokens" if answer.get("stop_type") == "limit" else "end_turn"
             return ModelTurn(Message("assistant", [TextBlock(text)]), stop, usage, self.model)
         schema = next(t for t in tools if t.name == chosen).input_schema
-        answer = self.server.post("/completion", {
+        raw, answer = self._ask("/completion", {
             "prompt": prompt + CALL_OPEN + chosen + '", "arguments": ', "json_schema": schema,
             "temperature": 0, "n_predict": max_tokens, "cache_prompt": True,
         })
         try:
-            arguments = json.loads(answer["content"])
+            arguments = json.loads(raw)
         except json.JSONDecodeError:
             arguments = {}  # cut off by max_tokens: the call goes out without arguments, and its error says so
         call = ToolCall(f"call_{len(transcript.tool_calls()) + 1}", chosen, arguments if isinstance(arguments, dict) else {})

@@ -10,7 +10,9 @@ Introduced in Chapter 5 (MCP integration). Run: ``python -m workbook.servers.fau
 * ``paged`` — a low-level ``Server`` listing its tools over several pages (``--tools``, ``--page-size``);
 * ``raw`` — a hand-written JSON-RPC loop that lists exactly the tool definitions given as JSON
   (``--listing``, so they may be invalid or hostile) and answers calls by echoing the arguments,
-  or with a line that is not JSON-RPC (``--reply garbage``);
+  or with a line that is not JSON-RPC (``--reply garbage``; ``--reply leak`` prints its ``TOKEN`` there),
+  or with the right answer under the request's id turned into a string (``--reply string-id``), or with a
+  text of ``characters`` characters, its id written last as Node's SDK writes it (``--reply huge``);
 * ``garbage-on-start`` — writes bytes that are not UTF-8 to stdout instead of the handshake;
 * ``escape-on-start`` — writes terminal escape sequences to stderr, then exits;
 * ``helper`` — a real server that starts a helper process (its pid written to ``--pid-file``)
@@ -154,9 +156,15 @@ def run_raw_server(listing: list[dict], reply: str) -> None:
                 "serverInfo": {"name": "raw", "version": "0.1.0"}}})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": listing}})
-        elif method == "tools/call" and reply == "garbage":
-            sys.stdout.write("<html>502 Bad Gateway</html>\n")
+        elif method == "tools/call" and reply in ("garbage", "leak"):
+            said = "<html>502 Bad Gateway</html>" if reply == "garbage" else f"auth failed with token {os.environ.get('TOKEN')}"
+            sys.stdout.write(said + "\n")
             sys.stdout.flush()
+        elif method == "tools/call" and reply == "huge":
+            size = int((request["params"].get("arguments") or {}).get("characters", 10_000_000))
+            send({"result": {"content": [{"type": "text", "text": "ab\u00e9\"" * (size // 4)}]}, "jsonrpc": "2.0", "id": rid})
+        elif method == "tools/call" and reply == "string-id":
+            send({"jsonrpc": "2.0", "id": str(rid), "result": {"content": [{"type": "text", "text": "answered"}]}})
         elif method == "tools/call":
             text = json.dumps(request["params"].get("arguments") or {})
             send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
@@ -188,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tools", type=int, default=25, help="paged: how many tools")
     parser.add_argument("--page-size", type=int, default=10, help="paged: tools per page")
     parser.add_argument("--listing", default="[]", help="raw: the tools/list entries, as JSON")
-    parser.add_argument("--reply", choices=("echo", "garbage"), default="echo", help="raw: how to answer calls")
+    parser.add_argument("--reply", choices=("echo", "garbage", "leak", "string-id", "huge"), default="echo", help="raw: how to answer calls")
     parser.add_argument("--pid-file", help="helper: where to write the helper's pid")
     args = parser.parse_args(argv)
     if args.mode == "exit-on-start":

@@ -21,9 +21,9 @@ A server that is not running is named in the status, on stderr, and in searches 
 may have wanted it (:func:`harness.mcp.status.down`). ``disabledTools`` are neither searchable
 nor callable, and an exact-name search for one, or for a listed tool, says so. A tool's name here is its canonical MCP name
 without the ``mcp__`` prefix (``git__git_status``): the client adds its own prefix for the proxy.
-When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again, the
-proxy sends its own ``list_changed``, once to each connected client; a notice that comes during a
-re-list brings one more. Searches run in a thread of their own, so a burst of searches never holds a
+When an upstream server sends ``notifications/tools/list_changed``, its tools are listed again once its
+notices stop for a moment (a storm of them is one re-list), and the proxy sends its own ``list_changed``,
+once to each connected client; a notice that comes during a re-list brings one more. Searches run in a thread of their own, so a burst of searches never holds a
 ``call_tool``. An index that needs embeddings is built in another thread (the definition-hash cache
 re-embeds only what changed) and swapped in whole when it is done; until then every current tool is
 found by fielded BM25, so neither a search nor a call waits for the embedder, and
@@ -61,15 +61,13 @@ from harness.mcp.mcp_tool import MCPTool
 from harness.mcp.names import NameTable
 from harness.core.safe_text import printable, shown
 from harness.mcp.status import down, named_server, problem, problems, session_status, startup_lines, wanted
-from harness.mcp.suspicious import flag_tool
 from harness.mcp.tool_search import DEFAULT_LIMIT, mcp_names
 from harness.selection.discovery import ToolSearch
 from harness.mcp.proxy.forward import Offered, find_named, forwarded, proxy_name
 from harness.mcp.proxy.wire import answer_unreadable
 from harness.selection.ranking import Ranker
-from harness.core.redaction import hide_values
 from harness.retrieval.dense import Encoder, dense_unavailable_reason
-from harness.retrieval.named import check_name, make_retriever, needs_embeddings
+from harness.retrieval.named import check_from_tools, make_retriever, needs_embeddings
 from harness.retrieval.records import CatalogTool
 from harness.core.tools import Tool
 from harness.core.json_types import JSON, JSONObject
@@ -93,6 +91,10 @@ MAX_SUGGESTED_NAME = 200
 SERVE_MARKER = "HARNESS_SERVE_PROXY"
 #: What finds tools while a retriever that needs embeddings indexes them (and without the embedding extra).
 INTERIM = "bm25-fielded"
+#: A server's ``list_changed`` notices are answered by one re-list once they stop for this many seconds ...
+RELIST_QUIET_S = 0.25
+#: ... or this long after the first one, when they never stop.
+RELIST_WAIT_S = 5.0
 
 _SEARCH_DESCRIPTION = (
     "Search the tools of every connected MCP server that are not listed here, by what you want to do or by "
@@ -197,8 +199,8 @@ class ToolProxy:
                  encoder: Encoder | None = None) -> None:
         self.hub = hub
         self.always = dict(always or {})
-        # the registry's name, as the status and bench say it; one sentence for a typo or a missing extra
-        self.retriever = check_name(retriever or best_retriever())
+        # the registry's name, as the status and bench say it; one sentence for a typo, a missing extra or a log it lacks
+        self.retriever = check_from_tools(retriever or best_retriever())
         self.note = None if retriever else fallback_note()  # said in the status: why not hybrid
         self.encoder = encoder or Encoder()  # one encoder, so re-indexing counts what it embeds
         self.extra, self._extra_records = catalog_tools(extra)
@@ -206,6 +208,7 @@ class ToolProxy:
         self.listeners: list[Callable[[], Awaitable[None]]] = []  # async callables run after a re-index (the server's list_changed)
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._stale: set[str] = set()  # servers whose tools changed since their re-list began
+        self._last_notice: dict[str, float] = {}  # when each server last said its tools changed (loop time)
         # Searches run in one thread and embedding in another, so neither holds the event loop's calls
         # and a search never waits for an index build.
         self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-search")
@@ -256,7 +259,6 @@ class ToolProxy:
         the proxy's retriever needs embeddings, build its index in the index thread and swap it in whole
         when done, unless a newer re-index has started meanwhile."""
         self.listed, self.by_name, self.search, self.indexed_by = listed, by_name, search, now
-        self._flag_cache: dict[str, list[str]] = {}
         if now == self.retriever:
             self._building = None
             return
@@ -281,13 +283,6 @@ class ToolProxy:
             await asyncio.wait([self._building])
             await asyncio.sleep(0)  # the swap runs as the build's callback
 
-    def _flags(self, t: Tool) -> list[str]:
-        """The detector's flags for ``t``, its name held against every upstream tool's (a look-alike
-        impersonates a tool of another server); kept until the next re-index."""
-        if t.name not in self._flag_cache:
-            self._flag_cache[t.name] = flag_tool(t, self.hub.tools.values())
-        return self._flag_cache[t.name]
-
     def listed_tools(self) -> list[types.Tool]:
         """``tools/list`` of the proxy: ``search_tools``, ``call_tool`` and the always-loaded tools."""
         search = types.Tool(name=SEARCH, description=_SEARCH_DESCRIPTION, input_schema=dict(self.search.tool.input_schema),
@@ -301,7 +296,7 @@ class ToolProxy:
             "required": ["name"],
         })
         own = [types.Tool(name=proxy_name(t.name), input_schema=dict(t.input_schema),
-                          description=f"{poisoning_warning(flags)}\n\n{t.description}" if (flags := self._flags(t)) else t.description)
+                          description=f"{poisoning_warning(flags)}\n\n{t.description}" if (flags := self.hub.flags(t)) else t.description)
                for t in self.listed]
         return [search, call, *own]
 
@@ -357,7 +352,7 @@ class ToolProxy:
     def _entry(self, t: Tool) -> JSONObject:
         """What a match shows a client besides its name: one-line description, input schema, any warning."""
         entry: JSONObject = {"description": t.summary, "input_schema": dict(t.input_schema)}
-        flags = self._flags(t)
+        flags = self.hub.flags(t)  # catalog-only tools are held against the upstream names too
         if flags:
             entry["warning"] = poisoning_warning(flags)
         if t.name in self._extra_records:
@@ -417,13 +412,19 @@ class ToolProxy:
 
     # --- status -----------------------------------------------------------------------------
 
+    async def astatus(self) -> JSONObject:
+        """:meth:`status`, its one slow part — the detector over every tool, once per catalog — run in a
+        thread, so reading the status never holds a call (seconds at thousands of tools)."""
+        await asyncio.to_thread(lambda: [self.hub.flags(t) for t in list(self.hub.tools.values())])
+        return self.status()
+
     def status(self) -> JSONObject:
         """The status resource: each server, what it costs, what is listed, deferred, disabled or flagged."""
         s = session_status(self.hub)
 
         def env_hidden(server: str, text: str) -> str:  # a reason may quote what the server printed
             conn = self.hub.connections.get(server)
-            return hide_values(text, conn.config.env.values()) if conn else text
+            return conn.hidden(text) if conn else text
 
         indexing = self._building is not None
 
@@ -458,19 +459,25 @@ class ToolProxy:
         self.hub.on_tools_changed = self.changed
 
     def changed(self, server: str) -> None:
-        """Schedule a re-list of ``server``: one at a time per server, and one more after it when a
-        notice comes while it runs (its listing may predate the change), so no change is lost and a
-        burst of notices costs at most two re-lists.
+        """Schedule a re-list of ``server``: once its notices have stopped for :data:`RELIST_QUIET_S`, one at a
+        time per server, and one more after it when a notice comes while it runs (its listing may predate
+        the change), so no change is lost and a burst of notices costs at most two re-lists (a storm of 500
+        cost 122 without the wait).
 
         It runs in a task: the notice arrives in the SDK's reading loop, where waiting for
         ``tools/list`` would deadlock."""
         self._stale.add(server)
+        self._last_notice[server] = asyncio.get_running_loop().time()
         task = self._pending.get(server)
         if task is None or task.done():
             self._pending[server] = asyncio.get_running_loop().create_task(self._relist_while_stale(server))
 
     async def _relist_while_stale(self, server: str) -> None:
+        loop = asyncio.get_running_loop()
         while server in self._stale:
+            first = loop.time()
+            while (quiet := loop.time() - self._last_notice[server]) < RELIST_QUIET_S and loop.time() - first < RELIST_WAIT_S:
+                await asyncio.sleep(RELIST_QUIET_S - quiet)  # the burst may go on
             self._stale.discard(server)
             await self.relist(server)
 
@@ -561,9 +568,9 @@ def build_server(proxy: ToolProxy | asyncio.Future[ToolProxy]) -> Any:  # Any: t
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:  # Any: the SDK's request context
         p = await ready(ctx)
-        if str(params.uri) == STATUS_URI:
+        if str(params.uri) == STATUS_URI:  # the detector's flags are computed off the event loop (astatus)
             return types.ReadResourceResult(contents=[types.TextResourceContents(
-                uri=STATUS_URI, mime_type="application/json", text=json.dumps(p.status(), indent=1, default=str))])
+                uri=STATUS_URI, mime_type="application/json", text=json.dumps(await p.astatus(), indent=1, default=str))])
         try:
             return await p.offered.read(str(params.uri), ctx.protocol_version)
         except UpstreamError as exc:
@@ -677,6 +684,8 @@ async def serve(config: Mapping[str, JSON] | str | os.PathLike[str], *, retrieve
     if os.environ.get(SERVE_MARKER):
         raise ValueError("harness serve was started by another harness serve (an mcpServers entry runs the proxy), "
                          "so it does not start: a proxy behind itself would start proxies without end.")
+    if retriever:
+        check_from_tools(retriever)  # before any server starts: a retriever it cannot build would break the first request
     cleaned, always = split_always_load(config, environ)
     hub = MCPHub(cleaned, policy=proxy_policy(threshold_tokens), environ=environ if environ is not None else os.environ,
                  child_env={SERVE_MARKER: "1"})
