@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from sentence_transformers import SentenceTransformer, __version__  # noqa: E402
 
-from harness.retrieval.embedders import MPNET, NOMIC, weights_dir  # noqa: E402
-from harness.retrieval.numpy_nomic import DOCUMENT_PREFIX, FILE, QUERY_PREFIX  # noqa: E402
+from harness.retrieval.embedders import MPNET, NOMIC, NOMIC_DOCUMENT, NOMIC_FILE, NOMIC_QUERY, weights_dir  # noqa: E402
 
 TEXTS = [
     "find the cheapest train from Beijing to Shanghai next Wednesday",
@@ -35,7 +34,7 @@ TEXTS = [
     "read_file: Read the complete contents of a file from the file system.",
 ]
 LONG = " ".join(f"word{i}" for i in range(600))  # past MPNet's 384 tokens: sentence-transformers cuts it there
-NOMIC_TEXTS = [QUERY_PREFIX + t for t in TEXTS[:4]] + [DOCUMENT_PREFIX + TEXTS[4]]
+NOMIC_TEXTS = [NOMIC_QUERY + t for t in TEXTS[:4]] + [NOMIC_DOCUMENT + TEXTS[4]]
 
 
 def llama_server_vectors(texts: list[str]) -> list[list[float]]:
@@ -45,7 +44,7 @@ def llama_server_vectors(texts: list[str]) -> list[list[float]]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    process = subprocess.Popen([str(server), "-m", str(weights_dir(NOMIC) / FILE), "--embeddings", "--pooling", "mean",
+    process = subprocess.Popen([str(server), "-m", str(weights_dir(NOMIC) / NOMIC_FILE), "--embeddings", "--pooling", "mean",
                                 "--host", "127.0.0.1", "--port", str(port), "-c", "2048", "-t", "1", "--no-webui"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

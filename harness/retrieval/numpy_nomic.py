@@ -27,8 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.retrieval.embedders import NOMIC as MODEL, NOMIC_DOCUMENT as DOCUMENT_PREFIX, NOMIC_FILE as FILE
-from harness.retrieval.embedders import NOMIC_QUERY as QUERY_PREFIX
+from harness.retrieval.embedders import NOMIC as MODEL, NOMIC_FILE as FILE
 from harness.retrieval.gguf import read_gguf
 from harness.retrieval.numpy_minilm import NumpyMiniLM, _layer_norm, attend, verify
 
