@@ -4,10 +4,13 @@ Introduced in Chapter 8b (``notebooks/08b_embedder_and_query_time.ipynb``).
 
     python -m experiments.embedders --out experiments/data/embedder_results.json
 
-rebuilds the committed artefact (hours on two shared cores: every candidate embeds every catalog's
-tools and queries — cached on disk after the first run — and the 2,797-tool MCP-Zero catalog once
-with no cache, to time it). ``--part development``, ``--part test`` or ``--part cost`` rebuilds one
-part into an existing file. The procedure, fixed before any test row was scored:
+rebuilds the committed artefact (about an hour of CPU on two cores: every candidate embeds every
+catalog's tools and queries — cached on disk after the first run — and the 2,797-tool MCP-Zero catalog
+once with no cache, to time it). ``--part development|test|cost`` and ``--only EMBEDDER`` rebuild a part
+into an existing file; ``--catalog-sample N`` times the catalog's embedding on a seeded sample of N tools
+and scales it, for a machine too busy to embed the whole catalog with each model (each cost entry says
+``catalog_sample`` when it was used: the committed one was, on two cores shared with a long real-model
+run). The procedure, fixed before any test row was scored:
 
 1. Candidates: an embedder is measured only if its files install from a package registry with the
    SHA-256 upstream recorded: for a safetensors model its ``model.safetensors``, ``tokenizer.json`` and
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -53,7 +57,7 @@ from experiments import DATA
 from harness.core.rates import bootstrap_interval, paired_difference_interval
 from harness.evaluation.datasets import dataset_dir, load_queries, load_tools, step_queries
 from harness.retrieval import embedders
-from harness.retrieval.dense import EmbeddingCache, Encoder, embed_tools, query_model
+from harness.retrieval.dense import EmbeddingCache, Encoder, cache_key, embed_tools, embedding_text, query_model
 from harness.retrieval.named import make_retriever
 from harness.retrieval.numpy_minilm import MAX_TOKENS
 from harness.retrieval.numpy_nomic import matryoshka
@@ -247,18 +251,19 @@ def narrowest(by_setting: dict[str, dict[str, dict[str, float]]], order: Sequenc
     return {"chosen": int(allowed[-1]), "allowed": [int(s) for s in allowed]}
 
 
-def development(cats: dict[str, Catalog], say: Callable[[str], None]) -> JSONObject:
-    """Every embedder's development means, MiniLM's query length and nomic's width (the knobs of step 3)."""
-    knob = choose_query_tokens(cats)
-    say(f"MiniLM's query tokens chosen on development rows: {knob['chosen']} (allowed: {knob['allowed']})")
+def development(cats: dict[str, Catalog], names: Sequence[str], say: Callable[[str], None],
+                knob: JSONObject | None = None) -> JSONObject:
+    """Each embedder's development means, and MiniLM's query length (a knob of step 3) unless MiniLM is not
+    among ``names`` and ``knob`` holds it already."""
+    if knob is None or BASELINE in names:
+        knob = choose_query_tokens(cats)
+        say(f"MiniLM's query tokens chosen on development rows: {knob['chosen']} (allowed: {knob['allowed']})")
     dev = {}
-    for name in EMBEDDERS:
+    for name in names:
         encoder = baseline_encoder(knob) if name == BASELINE else encoder_for(name)
         dev[name] = {d: m for cat in cats.values() for d, m in means(scored(cat, cat.development, encoder, name)).items()}
         say(f"development, {name}: " + ", ".join(f"{d} hybrid {m['hybrid-rrf']:.3f}" for d, m in dev[name].items()))
-    widths = narrowest({str(w): dev[width_name(w)] for w in NOMIC_WIDTHS}, [str(w) for w in NOMIC_WIDTHS])
-    say(f"nomic's width chosen on development rows: {widths['chosen']} (allowed: {widths['allowed']})")
-    return {"query_tokens": knob, "nomic_width": widths, "development": dev}
+    return {"query_tokens": knob, "development": dev}
 
 
 def width_name(width: int) -> str:
@@ -271,10 +276,11 @@ def baseline_encoder(knob: JSONObject) -> Encoder:
             else CappedEncoder(knob["chosen"], remember=100_000, disk=EmbeddingCache()))
 
 
-def test_rows(cats: dict[str, Catalog], knob: JSONObject, say: Callable[[str], None]) -> JSONObject:
-    """Per-query test values of every embedder (and stacklok-split with MiniLM), in the order of ``qids``."""
-    values, stacklok = {}, {}
-    for name in EMBEDDERS:
+def test_rows(cats: dict[str, Catalog], knob: JSONObject, names: Sequence[str], say: Callable[[str], None]) -> JSONObject:
+    """Per-query test values of each embedder (and stacklok-split with MiniLM), in the order of ``qids``."""
+    values: dict[str, dict[str, dict[str, list[float]]]] = {}
+    stacklok: dict[str, list[float]] = {}
+    for name in names:
         encoder = baseline_encoder(knob) if name == BASELINE else encoder_for(name)
         values[name] = {}
         for cat in cats.values():
@@ -305,24 +311,41 @@ def model_size(name: str) -> JSONObject:
     return {"file_bytes": path.stat().st_size, "weights": int(sum(v.size for v in weights))}
 
 
-def timings(name: str, n: int = 100, catalog: bool = True) -> JSONObject:
-    """Seconds to embed the MCP-Zero catalog with an empty cache (``catalog``), and per-query p50/p95 of the
-    embedding alone and of hybrid-rrf at 2,797 tools (LiveMCPBench steps, each embedded on its own)."""
+def timings(name: str, n: int = 100, catalog: bool = True, sample: int | None = None) -> JSONObject:
+    """Seconds to embed the MCP-Zero catalog with an empty cache (``catalog``; its vectors then go to the shared
+    cache), and per-query p50/p95 of the embedding alone and of hybrid-rrf at 2,797 tools (LiveMCPBench steps,
+    each embedded on its own).
+
+    With ``sample`` (for a machine too busy to embed the whole catalog with each model), only a seeded sample of
+    that many tools is embedded and timed, the catalog's time is that time scaled to the whole catalog (the
+    artefact says so), and the dense half of hybrid-rrf ranks the sample's vectors repeated to one row per tool:
+    the catalog's real BM25 index and a matrix of the real width, so a search costs what it would, though its
+    ranking means nothing.
+    """
     folder, steps_from = dataset_dir("mcpzero_catalog"), dataset_dir("livemcpbench")
     if not folder or not steps_from:
         return {}
     tools = load_tools(folder)
     queries = [q.query for q in step_queries(load_queries(steps_from))][:n]
-    out: JSONObject = {"catalog_tools": len(tools), "load_before": load_average()}
+    embedded = random.Random(0).sample(tools, sample) if sample else tools
+    out: JSONObject = {"catalog_tools": len(tools), "blas_threads": blas_threads(), "load_before": load_average()}
     if catalog:
         with tempfile.TemporaryDirectory() as empty:
             wall, cpu = time.perf_counter(), time.process_time()
-            embed_tools(tools, Encoder(model=name, remember=0), EmbeddingCache(empty))
-            out["catalog_embed_s"] = {"wall": round(time.perf_counter() - wall, 1), "cpu": round(time.process_time() - cpu, 1)}
+            matrix = tool_vectors(embedded, name, EmbeddingCache(empty))
+            scale = len(tools) / len(embedded)
+            out["catalog_embed_s"] = {"wall": round(scale * (time.perf_counter() - wall), 1),
+                                      "cpu": round(scale * (time.process_time() - cpu), 1)}
             out["load_after_catalog"] = load_average()
+        shared = EmbeddingCache()
+        for t, vector in zip(embedded, matrix):  # kept, so a narrower nomic and a re-run read them
+            shared.put(cache_key(t, name, embedding_text), vector)
+    if sample:
+        out["catalog_sample"] = sample
+    rows = tool_vectors(embedded, name)
     encoder = Encoder(model=name, remember=0)
-    vectors = dict(zip([t.id for t in tools], embed_tools(tools, Encoder(model=name, remember=0), EmbeddingCache())))
-    hybrid = make_retriever("hybrid-rrf", tools, encoder=encoder, vectors=vectors)
+    hybrid = make_retriever("hybrid-rrf", tools, encoder=encoder,
+                            vectors={t.id: rows[i % len(rows)] for i, t in enumerate(tools)})
     hybrid.rank("warm up")
     for label, work in (("query_embedding", lambda q: encoder.encode([q])), ("hybrid_rrf", hybrid.rank)):
         wall_ms, cpu_ms = [], []
@@ -338,11 +361,18 @@ def timings(name: str, n: int = 100, catalog: bool = True) -> JSONObject:
     return out
 
 
-def cost(say: Callable[[str], None]) -> JSONObject:
-    """Size and times of every embedder (a narrower nomic's catalog time is the full one's: the same model runs)."""
+def blas_threads() -> int:
+    """How many threads NumPy's BLAS multiplies a catalog batch with here (a query always takes one)."""
+    from threadpoolctl import threadpool_info
+
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+
+
+def cost(names: Sequence[str], say: Callable[[str], None], sample: int | None = None) -> JSONObject:
+    """Size and times of each embedder (a narrower nomic's catalog time is the full one's: the same model runs)."""
     out: JSONObject = {}
-    for name in EMBEDDERS:
-        out[name] = {**model_size(name), **timings(name, catalog="@" not in name)}
+    for name in names:
+        out[name] = {**model_size(name), **timings(name, catalog="@" not in name, sample=sample)}
         say(f"cost, {name}: {out[name]}")
     return out
 
@@ -350,21 +380,32 @@ def cost(say: Callable[[str], None]) -> JSONObject:
 PARTS = ("development", "test", "cost")
 
 
-def build(previous: JSONObject, parts: Sequence[str] = PARTS, seed: int = 0,
-          say: Callable[[str], None] = print) -> JSONObject:
-    """The artefact with ``parts`` rebuilt (the others kept from ``previous``): candidates, rule, development
-    choices, test values, cost, and the adopted embedder."""
+def build(previous: JSONObject, parts: Sequence[str] = PARTS, names: Sequence[str] = EMBEDDERS, seed: int = 0,
+          say: Callable[[str], None] = print, sample: int | None = None) -> JSONObject:
+    """The artefact with ``parts`` rebuilt for ``names`` (the rest kept from ``previous``): candidates, rule,
+    development choices, test values, cost, and the adopted embedder."""
     start = time.perf_counter()
     cats = catalogs(seed)
     out = {**previous, "command": REBUILD, "seed": seed, "metric": METRIC, "rule": ADOPTION_RULE,
            "candidates": [asdict(c) for c in CANDIDATES], "measured": list(EMBEDDERS)}
     if "development" in parts:
-        out.update(development(cats, say))
+        dev = development(cats, names, say, out.get("query_tokens"))
+        out.update({**dev, "development": {**out.get("development", {}), **dev["development"]}})
+        widths = {str(w): out["development"][width_name(w)] for w in NOMIC_WIDTHS if width_name(w) in out["development"]}
+        if len(widths) == len(NOMIC_WIDTHS):
+            out["nomic_width"] = narrowest(widths, [str(w) for w in NOMIC_WIDTHS])
+            say(f"nomic's width chosen on development rows: {out['nomic_width']}")
     if "test" in parts:
-        out.update(test_rows(cats, out["query_tokens"], say))
+        found = test_rows(cats, out["query_tokens"], names, say)
+        out.update({**found, "values": {**out.get("values", {}), **found["values"]},
+                    "stacklok": found["stacklok"] or out.get("stacklok", {})})
     if "cost" in parts:
-        out["cost"] = cost(say)
-    if "values" in out and "cost" in out:
+        out["cost"] = {**out.get("cost", {}), **cost(names, say, sample)}
+    order = {name: i for i, name in enumerate(EMBEDDERS)}
+    for key in ("development", "values", "cost"):
+        if key in out:
+            out[key] = dict(sorted(out[key].items(), key=lambda item: order[item[0]]))
+    if set(out.get("values", {})) == set(out.get("cost", {})) == set(EMBEDDERS) and "nomic_width" in out:
         out["adopted"] = adopt(out["values"], search_cpu_ms(out), entering(out))
     out["seconds"] = {**previous.get("seconds", {}), **{p: round(time.perf_counter() - start) for p in parts}}
     return out
@@ -395,10 +436,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=ARTEFACT, help=f"where to write the JSON (the committed one: experiments/data/{ARTEFACT})")
     parser.add_argument("--part", choices=PARTS, action="append",
                         help="rebuild only this part into the existing --out file (repeatable; default: all)")
+    parser.add_argument("--only", choices=EMBEDDERS, action="append",
+                        help="rebuild the parts for this embedder only, into the existing --out file (repeatable)")
+    parser.add_argument("--catalog-sample", type=int, default=None, metavar="N",
+                        help="time the catalog's embedding on a seeded sample of N tools, scaled (a busy machine)")
     args = parser.parse_args(argv)
     out = Path(args.out)
-    previous = json.loads(out.read_text("utf-8")) if args.part and out.exists() else {}
-    results = build(previous, args.part or PARTS, say=lambda s: print(s, file=sys.stderr, flush=True))
+    previous = json.loads(out.read_text("utf-8")) if (args.part or args.only) and out.exists() else {}
+    results = build(previous, args.part or PARTS, args.only or EMBEDDERS, say=lambda s: print(s, file=sys.stderr, flush=True),
+                    sample=args.catalog_sample)
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     for name, by_dataset in results.get("values", {}).items():
         for dataset, by_r in by_dataset.items():

@@ -68,6 +68,10 @@ def test_a_narrower_nomic_is_its_recipe_layer_norm_cut_unit_length(width):
     assert cut.shape == (width,) and np.allclose(cut, normed[:width] / np.linalg.norm(normed[:width]), atol=1e-6)
 
 
+def test_the_model_modules_name_what_the_embedder_table_names():
+    assert (numpy_nomic.MODEL, numpy_nomic.FILE, numpy_mpnet.MODEL) == (embedders.NOMIC, embedders.NOMIC_FILE, embedders.MPNET)
+
+
 def test_matryoshka_keeps_the_full_width_unchanged_and_makes_cut_rows_unit_length():
     rows = np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)
     assert numpy_nomic.matryoshka(rows, 8) is rows

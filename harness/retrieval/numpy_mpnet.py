@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.retrieval.embedders import MPNET as MODEL
 from harness.retrieval.numpy_minilm import NumpyMiniLM, _layer_norm, verify
 
+#: The embedder's name (as :mod:`harness.retrieval.embedders` lists it; that module imports this one).
+MODEL = "all-mpnet-base-v2"
 #: SHA-256 of upstream ``sentence-transformers/all-mpnet-base-v2`` (revision e8c3b32e) files.
 UPSTREAM_SHA256 = {
     "model.safetensors": "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",

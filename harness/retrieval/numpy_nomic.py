@@ -18,7 +18,8 @@ before a document, the prefixes it was trained with. Its vectors may be cut to t
 card says — layer-norm, cut, unit length. The tokenizer is BERT's uncased WordPiece, rebuilt from
 the vocabulary the GGUF file holds (llama.cpp writes a word's first piece with a leading ``▁`` and
 drops the ``##`` of the others). Its vectors equal llama-server's for the same file to within the f16
-arithmetic llama.cpp uses (the tests compare when both are installed).
+arithmetic llama.cpp uses (``experiments/data/embedder_reference.json``, which ``scripts/embedder_reference.py``
+made with it, is what the tests compare against).
 """
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.retrieval.embedders import NOMIC as MODEL, NOMIC_FILE as FILE
 from harness.retrieval.gguf import read_gguf
 from harness.retrieval.numpy_minilm import NumpyMiniLM, _layer_norm, attend, verify
 
+#: The embedder's name and its one file (as :mod:`harness.retrieval.embedders` lists them; that module imports this one).
+MODEL, FILE = "nomic-embed-text-v1.5", "nomic-embed-text-v1.5.f16.gguf"
 #: SHA-256 of nomic-ai/nomic-embed-text-v1.5-GGUF's ``nomic-embed-text-v1.5.f16.gguf``.
 UPSTREAM_SHA256 = {FILE: "f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb"}
 #: The longest text read, in tokens: every tool of the demo world, ToolLens and MCP-Zero, and all but 8 of
