@@ -40,8 +40,8 @@ def test_a_part_runs_without_the_embedding_extra(part):
         pytest.skip("the extra is really missing here; nbval already runs this path")
     nb = nbformat.read(str(NOTEBOOKS / f"{part}.ipynb"), as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(
-        "import harness.retrieval.dense as dense\n"
-        "dense._EXTRA = (*dense._EXTRA, 'a_module_that_is_not_installed')"))
+        "import harness.retrieval.embedders as embedders\n"
+        "embedders._EXTRA = (*embedders._EXTRA, 'a_module_that_is_not_installed')"))
     printed = run(nb)
     assert SAYS[part] in printed
     if part.startswith("06"):

@@ -31,7 +31,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, ContextManager, Sequence
+from typing import TYPE_CHECKING, ContextManager, Mapping, Sequence
 
 import numpy as np
 
@@ -72,6 +72,18 @@ def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return (weight @ x.T).T + bias
 
 
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, blocked: np.ndarray | None) -> np.ndarray:
+    """Scaled dot-product attention of batch × heads × length × width stacks (``blocked`` added to the scores:
+    −1e9 on padding, a position bias, or None), heads joined back: a (batch·length) × (heads·width) matrix."""
+    b, heads, n, width = q.shape
+    att = (q * np.float32(1 / math.sqrt(width))) @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))
+    if blocked is not None:
+        att += blocked
+    att = np.exp(att - att.max(-1, keepdims=True))
+    att /= att.sum(-1, keepdims=True)
+    return (att @ v).transpose(0, 2, 1, 3).reshape(b * n, heads * width)
+
+
 @functools.lru_cache(maxsize=1)
 def _blas_controller() -> "ThreadpoolController | None":
     """threadpoolctl's handle on NumPy's BLAS (part of the embedding extra), or None without it."""
@@ -105,15 +117,19 @@ def model_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def verify(folder: Path) -> None:
-    """Raise ValueError unless every model file's SHA-256 is upstream's."""
-    for name, expected in UPSTREAM_SHA256.items():
+def verify(folder: Path, files: Mapping[str, str] = UPSTREAM_SHA256, model: str = "all-MiniLM-L6-v2") -> None:
+    """Raise ValueError unless every one of ``files`` in ``folder`` has its SHA-256 (upstream's, for ``model``)."""
+    for name, expected in files.items():
         path = folder / name
         if not path.is_file():
             raise ValueError(f"The embedding model folder {folder} has no {name}.")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        hashed = hashlib.sha256()
+        with path.open("rb") as f:  # in blocks: the candidates' weights are 0.3-0.4 GB
+            for block in iter(lambda: f.read(1 << 20), b""):
+                hashed.update(block)
+        digest = hashed.hexdigest()
         if digest != expected:
-            raise ValueError(f"{path} is not upstream all-MiniLM-L6-v2's file (SHA-256 {digest[:12]}…, "
+            raise ValueError(f"{path} is not upstream {model}'s file (SHA-256 {digest[:12]}…, "
                              f"expected {expected[:12]}…): refusing to use it.")
 
 
@@ -159,26 +175,33 @@ class NumpyMiniLM:
                 "norm2": (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
             })
 
+    @property
+    def depth(self) -> int:
+        """The number of transformer layers."""
+        return len(self.layers)
+
     def embed_positions(self, ids: np.ndarray) -> np.ndarray:
         """Word + position + segment embeddings, layer-normed: one (batch·length) × width matrix."""
         b, n = ids.shape
         x = (self.words[ids] + self.positions[:n] + self.type0).reshape(b * n, -1)
         return _layer_norm(x, *self.embed_norm, self.eps)
 
+    def heads_of(self, qkv: np.ndarray, b: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Queries, keys and values of one (batch·length) × 3·width product, each batch × heads × length × head width.
+
+        Every dense product runs on one (batch·length) × width matrix: one BLAS call, not one per text;
+        the heads are made contiguous, since NumPy hands contiguous stacks to BLAS and strided ones to a slow loop.
+        """
+        width = qkv.shape[-1] // 3 // self.heads
+        q, k, v = (np.ascontiguousarray(m.reshape(b, n, self.heads, width).transpose(0, 2, 1, 3))
+                   for m in np.split(qkv, 3, axis=-1))
+        return q, k, v
+
     def layer(self, x: np.ndarray, i: int, b: int, n: int, blocked: np.ndarray | None) -> np.ndarray:
         """Transformer layer ``i`` over ``b`` texts of ``n`` tokens (``blocked``: −1e9 on padding, or None)."""
-        layer, heads = self.layers[i], self.heads
-        width = x.shape[-1] // heads
-        # every dense product runs on one (batch·length) × width matrix: one BLAS call, not one per text;
-        # contiguous heads: NumPy hands contiguous stacks to BLAS, strided ones to a slow loop
-        q, k, v = (np.ascontiguousarray(m.reshape(b, n, heads, width).transpose(0, 2, 1, 3))
-                   for m in np.split(_linear(x, layer["qkv"], layer["qkv_b"]), 3, axis=-1))
-        att = (q * np.float32(1 / math.sqrt(width))) @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))
-        if blocked is not None:
-            att += blocked
-        att = np.exp(att - att.max(-1, keepdims=True))
-        att /= att.sum(-1, keepdims=True)
-        context = (att @ v).transpose(0, 2, 1, 3).reshape(b * n, heads * width)
+        layer = self.layers[i]
+        q, k, v = self.heads_of(_linear(x, layer["qkv"], layer["qkv_b"]), b, n)
+        context = attend(q, k, v, blocked)
         x = _layer_norm(_linear(context, layer["out"], layer["out_b"]) + x, *layer["norm1"], self.eps)
         h = _linear(x, layer["up"], layer["up_b"])
         h = 0.5 * h * (1 + _erf(h * np.float32(1 / math.sqrt(2))))  # exact GELU, as BERT uses
@@ -198,7 +221,7 @@ class NumpyMiniLM:
         # padding is never attended to; a batch without padding (one query) skips the mask
         blocked = None if mask.all() else np.where(mask[:, None, None, :], np.float32(0), np.float32(-1e9))
         x = self.embed_positions(ids)
-        for i in range(len(self.layers)):
+        for i in range(self.depth):
             x = self.layer(x, i, b, n, blocked)
         return self.pool(x, mask)
 
