@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from harness.core.places import located
+from harness.core.places import find_upward
 from harness.core.redaction import redact_url_credentials
 from harness.retrieval.records import CatalogTool, Query
 from harness.core.json_types import JSON, JSONObject
@@ -31,10 +31,20 @@ from harness.core.json_types import JSON, JSONObject
 DATASETS = ("livemcpbench", "toollens_train", "mcpzero_catalog")
 
 
+#: A file only a checkout of the workbook has: the public data is looked for beside the checkout it marks.
+CHECKOUT_MARK = "workbook/__init__.py"
+
+
 def data_dir() -> Path | None:
-    """The public data folder: ``$HARNESS_DATA``, else ``shared/data`` in the working folder or one above it
-    (``../shared/data`` beside a checkout); None if absent."""
-    found = located("HARNESS_DATA", "shared/data")
+    """The public data folder: ``$HARNESS_DATA``, else ``../shared/data`` beside the workbook checkout the working
+    folder is in; None if absent. Not any ``shared/data`` above the working folder: outside a checkout (a user's
+    project, a temp folder) the data is only what ``HARNESS_DATA`` names, wherever that folder happens to sit."""
+    named = os.environ.get("HARNESS_DATA", "").strip()
+    if named:
+        found: Path | None = Path(named).expanduser()
+    else:
+        mark = find_upward(CHECKOUT_MARK)
+        found = mark.parents[2] / "shared" / "data" if mark else None
     return found if found and found.is_dir() else None
 
 
