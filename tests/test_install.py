@@ -24,8 +24,10 @@ pytestmark = pytest.mark.install
 
 
 def offline_env(**extra: str) -> dict[str, str]:
-    """The environment with every registry unreachable and no local wheel cache."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "HARNESS_", "VIRTUAL_ENV"))}
+    """The environment with every registry unreachable, no local wheel cache, and no PYTHONPATH (a fresh
+    environment must not see the checkout's packages through it)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "HARNESS_", "VIRTUAL_ENV")) and k != "PYTHONPATH"}
     # PIP_COMPILE=false: no byte-compiling of every installed module (measured: JupyterLab's 91 wheels install in
     # 39 s instead of 46 s); Python compiles what is imported anyway, and compiling is not what these tests check
     env.update(PIP_INDEX_URL=f"{CLOSED}/simple", PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull, PIP_COMPILE="false",
@@ -63,6 +65,9 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
        env=offline_env())
     elsewhere = tmp_path / "somewhere-else"
     elsewhere.mkdir()
+    # public data in a folder above the working one, as where a temp folder sits below ../shared (issue 40)
+    (tmp_path / "shared" / "data" / "livemcpbench").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "livemcpbench" / "tools.jsonl").write_text('{"id": "a", "name": "a"}\n')
     env = offline_env()
     smoke = ("import harness, harness.retrieval.bm25, harness.selection.agent, harness.mcp.client; "
              "from pathlib import Path; print(Path(harness.__file__).resolve())")
@@ -71,11 +76,13 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     assert (Path(where).parent / "py.typed").is_file()
     doctor = sh([str(cli), "doctor"], cwd=elsewhere, env=env).stdout
     assert "Token counting: real tiktoken cl100k_base, offline" in doctor
-    assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout
-    tools = elsewhere / "tools.json"
-    tools.write_text('{"tools": [{"name": "post_channel_message", "description": "Post a message to a team chat channel.", '
-                     '"inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}, '
-                     '{"name": "read_file", "description": "Read a file.", "inputSchema": {"type": "object"}}]}')
+    assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout, whatever is above it
+    tools = elsewhere / "tools.jsonl"  # the format `harness search --tools` reads; the wanted tool second, not first
+    tools.write_text('{"id": "files/read_file", "name": "read_file", "description": "Read a file.", '
+                     '"input_schema": {"type": "object"}}\n'
+                     '{"id": "chat/post_channel_message", "name": "post_channel_message", '
+                     '"description": "Post a message to a team chat channel.", '
+                     '"input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}\n')
     search = sh([str(cli), "search", "post a message to the team channel", "-k", "1", "--tools", str(tools)],
                 cwd=elsewhere, env=env).stdout
     assert "post_channel_message" in search
