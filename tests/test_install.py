@@ -52,12 +52,17 @@ def bundle(tmp_path_factory) -> Path:
     return folder
 
 
-def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bundle, tmp_path):
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def wheel(bundle, tmp_path_factory) -> Path:
+    """The library's wheel, built once for the tests that install it and read it."""
+    dist = tmp_path_factory.mktemp("dist")
     # built in isolation, its build tools (setuptools, wheel) also from the bundle: a fresh venv has neither
     sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
         "-q", "-w", str(dist), str(ROOT)], env=offline_env())
-    wheel = next(dist.glob("tool_selection_workbook-*.whl"))
+    return next(dist.glob("tool_selection_workbook-*.whl"))
+
+
+def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bundle, wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py, cli = env_dir / "bin" / "python", env_dir / "bin" / "harness"
@@ -90,13 +95,11 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     assert alone.returncode == 2 and "comes with the workbook" in alone.stderr  # the demo world is not in the wheel
 
 
-def test_the_wheel_holds_the_library_only(bundle, tmp_path):
+def test_the_wheel_holds_the_library_only(wheel):
     """No run logs, workbook data, demo world, stand-in, local model, experiments or research retrievers."""
     import zipfile
 
-    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
-        "-q", "-w", str(tmp_path), str(ROOT)], env=offline_env())
-    names = zipfile.ZipFile(next(tmp_path.glob("tool_selection_workbook-*.whl"))).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
     files = [n for n in names if ".dist-info/" not in n]
     assert files and all(n.startswith("harness/") for n in files), [n for n in files if not n.startswith("harness/")]
     assert not [n for n in files if not n.endswith((".py", "py.typed"))], "only code in the library's wheel"
