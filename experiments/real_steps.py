@@ -423,15 +423,17 @@ class StandInSteps:
     """The offline stand-in asked one step at a time, as the real model is: its first call, or None when it answers.
 
     Chapter 3 puts its per-step rates beside the real model's; it has no margins (it does not score tokens).
+    Its rows name it (``model``, a label as the real model's) with no file, so no sha256.
     """
 
     def __init__(self) -> None:
         from workbook.providers.offline import OfflineModel
-        self.model = OfflineModel()
+        self.stand_in = OfflineModel()
+        self.model = self.stand_in.name
 
     def next_step(self, system: str, transcript: Transcript, tools: Sequence[Tool]) -> "StepChoice":
         from workbook.providers.local_llama import StepChoice
-        calls = self.model.respond(transcript, tools).tool_calls
+        calls = self.stand_in.respond(transcript, tools).tool_calls
         return StepChoice(calls[0].name if calls else None, None, "", None, 0)
 
 

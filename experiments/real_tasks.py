@@ -240,7 +240,7 @@ def reconstructed_trace(row: TaskRow, scenario: Scenario) -> list[list[Any]]:  #
     The answer is the row's, which such rows kept to 400 characters."""
     if scenario.setup:
         raise ValueError(f"The row {row.key} has no trace, and its earlier requests' turns were not recorded: run it again.")
-    turns: list[list[Any]] = [["tool_use", "", [[f"call_{i}", name, args]], False, None]
+    turns: list[list[Any]] = [["tool_use", "", [[f"call_{i}", name, args]], False, None]  # Any: as TraceRecorder.turns
                               for i, (name, args, _) in enumerate(row.calls, 1)]
     if row.stopped == "repeated_call":
         turns.append(["tool_use", "", [[f"call_{len(turns) + 1}", *row.calls[-1][:2]]], False, None])
@@ -251,7 +251,7 @@ def reconstructed_trace(row: TaskRow, scenario: Scenario) -> list[list[Any]]:  #
 
 def row_of(config: str, split: str, run: ScenarioRun, prompts: Sequence[Prompt], seconds: float,
            max_turns: int = MAX_TURNS, *, model: str = "", model_sha256: str = "",
-           trace: list[list[Any]] | None = None) -> TaskRow:
+           trace: list[list[Any]] | None = None) -> TaskRow:  # Any: as TraceRecorder.turns
     """The committed line for one judged run."""
     return TaskRow(config, split, run.scenario.id, run.scenario.kind, max_turns, run.success, run.tools_right,
                    task_failure(run), list(run.failures), run.result.stopped, [r.stopped for r in run.setup_results],

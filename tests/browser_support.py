@@ -8,8 +8,8 @@ Used by tests/test_browser.py (the widgets of every chapter, proven in a browser
   touched; the news feed, update check and PyPI extension manager are off (no network);
 * the notebook's windowing is off, so every output is in the DOM, not only the visible ones;
 * ``window.jupyterapp`` is exposed (``LabApp.expose_app_in_browser``) so the test runs cells
-  with JupyterLab's own "Run All Cells" command and reads outputs from the notebook model,
-  instead of clicking menus whose layout changes between releases;
+  with JupyterLab's own "Run All Cells" (or "Run Selected Cell", cell by cell) command and reads
+  outputs from the notebook model, instead of clicking menus whose layout changes between releases;
 * a widget passes when its view rendered (no "Error displaying widget"/"Loading widget..."),
   and each slider or text box in it, poked from the keyboard, changes the text of the view's
   HTML output: the round trip browser -> kernel ``observe`` -> browser really happened.
@@ -28,7 +28,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import psutil
 
@@ -236,6 +236,22 @@ _RUN_ALL_JS = """() => {
     () => { window.__run = {done: true}; },
     err => { window.__run = {done: true, error: String(err)}; });
 }"""
+# Runs the cells at the given indices (of all cells) one after another, as "Run Selected Cell" does, stopping at
+# the first that fails; window.__run.ran counts the cells run (the failing one too, as Run All counts it).
+_RUN_CELLS_JS = """indices => {
+  window.__run = {done: false};
+  const notebook = window.__panel.content;
+  (async () => {
+    let ran = 0;
+    for (const i of indices) {
+      notebook.deselectAll();
+      notebook.activeCellIndex = i;
+      ran += 1;
+      if (!(await window.jupyterapp.commands.execute('notebook:run-cell'))) break;
+    }
+    return ran;
+  })().then(ran => { window.__run = {done: true, ran}; }, err => { window.__run = {done: true, error: String(err)}; });
+}"""
 # Reads the model after the run: cell errors, and tags each widget output's DOM node for Playwright.
 _COLLECT_JS = """mime => {
   const cells = window.__panel.content.widgets;
@@ -313,8 +329,10 @@ def check_widget(page, tag: str, cell: int, update_timeout_s: float) -> WidgetRe
 
 
 def run_notebook(browser, server: LabServer, name: str, screenshot: Path | None = None,
-                 run_timeout_s: float = 300, update_timeout_s: float = 20) -> NotebookReport:
-    """Open ``name`` in a fresh page, run all cells, check every widget; screenshot the main one.
+                 run_timeout_s: float = 300, update_timeout_s: float = 20, cells: Sequence[int] | None = None,
+                 on_open: Callable[[Any], None] | None = None) -> NotebookReport:
+    """Open ``name`` in a fresh page, run all cells (or only ``cells``, indices among all cells, in order), check
+    every widget; screenshot the main one. ``on_open(page)`` looks at the notebook as saved, before anything runs.
 
     The main widget is the first with a control (a progress bar is not what a chapter is about),
     else the first that rendered. On any problem a screenshot of the whole page is saved beside it.
@@ -332,9 +350,11 @@ def run_notebook(browser, server: LabServer, name: str, screenshot: Path | None 
     page.on("console", lambda m: m.type == "error" and report.console_errors.append(m.text))
     page.on("pageerror", lambda e: report.console_errors.append(f"uncaught {e}"))
     try:
-        _open_and_run_all(page, server, name, report, run_timeout_s)
+        _open_and_run(page, server, name, report, run_timeout_s, cells, on_open)
         collected = page.evaluate(_COLLECT_JS, "application/vnd.jupyter.widget-view+json")
         report.code_cells, report.cells_run = collected["codeCells"], collected["cellsRun"]
+        if cells is not None:  # the cells not chosen keep their saved execution counts: count what ran
+            report.code_cells, report.cells_run = len(cells), page.evaluate("window.__run.ran || 0")
         report.cell_errors += collected["errors"]
         report.widgets = [WidgetReport(w["tag"], w["cell"], "closed", "") if w["closed"]
                           else WidgetReport(w["tag"], w["cell"], "broken", "(its output is not in the page)") if not w["shown"]
@@ -356,17 +376,24 @@ def run_notebook(browser, server: LabServer, name: str, screenshot: Path | None 
     return report
 
 
-def _open_and_run_all(page, server: LabServer, name: str, report: NotebookReport, timeout_s: float) -> None:
+def _open_and_run(page, server: LabServer, name: str, report: NotebookReport, timeout_s: float,
+                  cells: Sequence[int] | None, on_open: Callable[[Any], None] | None) -> None:
     # reset: start from an empty workspace, else JupyterLab reopens (and starts kernels for) earlier notebooks
     page.goto(server.url("lab") + "&reset", wait_until="domcontentloaded")
     page.wait_for_function("window.jupyterapp !== undefined", timeout=60_000)
     page.evaluate(_OPEN_JS, name)
     page.wait_for_function(_IS_CURRENT_JS, timeout=30_000)
-    page.evaluate(_RUN_ALL_JS)
+    if on_open:
+        on_open(page)
+    if cells is None:
+        page.evaluate(_RUN_ALL_JS)
+    else:
+        page.evaluate(_RUN_CELLS_JS, list(cells))
+    what = "Run All Cells" if cells is None else f"Running cells {list(cells)}"
     if not _wait_for(page, "window.__run && window.__run.done", None, timeout_s):
-        report.cell_errors.append(f"Run All Cells did not finish within {timeout_s:.0f} s")
+        report.cell_errors.append(f"{what} did not finish within {timeout_s:.0f} s")
     elif error := page.evaluate("window.__run.error"):
-        report.cell_errors.append(f"Run All Cells failed: {error}")
+        report.cell_errors.append(f"{what} failed: {error}")
 
 
 def _wait_for(page, js: str, arg: Any, timeout_s: float) -> bool:

@@ -1,11 +1,14 @@
-"""Every chapter runs in a real JupyterLab in headless Chromium, and its widgets work there.
+"""Every chapter opens in a real JupyterLab in headless Chromium, shows its diagrams, and its widgets work there.
 
 nbval proves the cells run; only a browser proves a reader sees the widgets and that moving a
-slider reaches the kernel and comes back. One server and one browser serve every notebook; each
-notebook gets a fresh page and its kernel is shut down after it. Screenshots of each chapter's
-main widget land in artifacts/screenshots/. A self-test notebook with deliberately broken parts
-proves the checks can fail. The mechanism diagrams are measured in a bare page (fast); a small
-notebook shows a diagram and a self-check as a learner meets them, before and after Run All.
+slider reaches the kernel and comes back. So a chapter runs here as far as its last widget of its
+own (with every cell before it, which the widgets need), then its self-check: nbval already runs
+every cell, and running the rest again here only repeated that work. One server and one browser
+serve every notebook; each notebook gets a fresh page and its kernel is shut down after it.
+Screenshots of each chapter's main widget land in artifacts/screenshots/. A self-test notebook
+with deliberately broken parts proves the checks can fail. The mechanism diagrams are measured in
+a bare page (fast); a small notebook shows a diagram and a self-check as a learner meets them,
+before and after Run All; Chapter 0 is walked as a learner walks it, Run All included.
 """
 from __future__ import annotations
 
@@ -23,6 +26,29 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 SELFTEST = "browser_selftest.ipynb"
 VIEWS = "browser_views.ipynb"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def cells_to_run(notebook: nbformat.NotebookNode) -> list[int]:
+    """The cells (indices among all cells) that show a widget and what they need: every code cell from the first
+    to the last widget of the chapter's own, then the self-check. Which cells show widgets is read from the saved
+    outputs, a whole run's (``make notebooks``)."""
+    code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+    shows = [i for i in code if any(WIDGET_VIEW in o.get("data", {}) for o in notebook.cells[i].get("outputs", []))]
+    checks = [i for i in shows if "self_check(" in notebook.cells[i].source]
+    own = [i for i in shows if i not in checks]
+    return [i for i in code if i <= (own[-1] if own else code[0])] + checks
+
+
+def test_a_chapter_runs_up_to_its_last_widget_then_its_self_check():
+    v4 = nbformat.v4
+    view = v4.new_output("display_data", data={WIDGET_VIEW: {"model_id": "m"}, "text/plain": "w"})
+    nb = v4.new_notebook(cells=[v4.new_markdown_cell("# A"), v4.new_code_cell("import x"), v4.new_code_cell("slider", outputs=[view]),
+                                v4.new_markdown_cell("text"), v4.new_code_cell("long_sweep()"),
+                                v4.new_code_cell("self_check([])", outputs=[view])])
+    assert cells_to_run(nb) == [1, 2, 5]
+    nb.cells[2].outputs = []  # no widget of its own: the first code cell (the setup), then the self-check
+    assert cells_to_run(nb) == [1, 5]
 
 
 def selftest_notebook() -> nbformat.NotebookNode:
@@ -109,12 +135,36 @@ def test_browser_checks_catch_broken_widgets_and_errors(lab, browser):
     assert console[0].startswith("Error: widget model not found") and console[1] == "self-test: a deliberate console error"
 
 
+# A mechanism diagram in the saved outputs: an SVG image from workbook.views.diagrams, with its alt text.
+_DIAGRAMS_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
+  .filter(i => (i.getAttribute('src') || '').startsWith('data:image/svg+xml'))
+  .map(i => [i.alt, i.complete && i.naturalWidth > 0])"""
+
+
+def saved_diagrams(page) -> list[list]:
+    """The diagrams a notebook shows as opened (committed outputs, untrusted, nothing run): [alt, loaded] each."""
+    try:
+        page.wait_for_function(f"() => ({_DIAGRAMS_JS})().length > 0", timeout=30_000)
+    except Exception:
+        pass  # the caller's assert says what is missing
+    return page.evaluate(_DIAGRAMS_JS)
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_chapter_runs_and_its_widgets_work_in_a_browser(lab, browser, notebook):
-    report = run_notebook(browser, lab, notebook.name, screenshot=SCREENSHOTS / f"{notebook.stem}.png")
+def test_chapter_shows_a_diagram_and_its_widgets_work_in_a_browser(lab, browser, notebook):
+    """As cloned, a chapter shows at least one diagram with alt text; then the cells its widgets need run (one page
+    for both: opening a chapter in JupyterLab and starting its kernel is most of the time)."""
+    cells = cells_to_run(nbformat.read(notebook, as_version=4))
+    diagrams: list[list] = []
+    report = run_notebook(browser, lab, notebook.name, screenshot=SCREENSHOTS / f"{notebook.stem}.png", cells=cells,
+                          on_open=lambda page: diagrams.extend(saved_diagrams(page)))
     print(report.summary())
     assert not report.problems(), "\n".join(report.problems())
+    assert report.widgets, f"{notebook.name}: no widget ran (its saved outputs show one: save a whole run)"
+    assert diagrams, f"{notebook.name} shows no diagram (an SVG image from workbook.views.diagrams) in its saved outputs"
+    for alt, loaded in diagrams:
+        assert len(alt.split()) >= 5 and loaded, (notebook.name, alt, loaded)
 
 
 # The diagrams and the self-check fallback need no JupyterLab: one page in a bare Chromium checks them in seconds.
@@ -243,32 +293,6 @@ def test_a_learner_sees_the_diagram_and_answers_a_self_check_in_jupyterlab(lab, 
             assert QUESTION[3] in answer.inner_text()
         assert page.evaluate(_VIEWS_JS)[0]["img"] == [course_map().alt, True]
         assert not errors, errors
-    finally:
-        context.close()
-        lab.shutdown_kernels()
-
-
-# Every chapter, as cloned (committed outputs, untrusted, nothing run): at least one mechanism diagram shows.
-_DIAGRAMS_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
-  .filter(i => (i.getAttribute('src') || '').startsWith('data:image/svg+xml'))
-  .map(i => [i.alt, i.complete && i.naturalWidth > 0])"""
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
-def test_every_chapter_shows_a_diagram_with_alt_text(lab, browser, notebook):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    try:
-        open_in_lab(page, lab, notebook.name)
-        try:
-            page.wait_for_function(f"() => ({_DIAGRAMS_JS})().length > 0", timeout=30_000)
-        except Exception:
-            pass  # the assert below says what is missing
-        diagrams = page.evaluate(_DIAGRAMS_JS)
-        assert diagrams, f"{notebook.name} shows no diagram (an SVG image from workbook.views.diagrams) in its saved outputs"
-        for alt, loaded in diagrams:
-            assert len(alt.split()) >= 5 and loaded, (notebook.name, alt, loaded)
     finally:
         context.close()
         lab.shutdown_kernels()

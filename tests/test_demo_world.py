@@ -252,6 +252,10 @@ def test_bad_label_files_name_the_line(tmp_path):
         load_demo_scenarios(scen)
 
 
-def test_label_files_ship_inside_the_package():
-    data = Path(__import__("harness").__file__).parent / "data"
-    assert (data / "demo_queries.jsonl").exists() and (data / "demo_scenarios.json").exists()
+def test_label_files_are_the_workbooks_data():
+    """The labels moved with the demo world into ``workbook/data`` (the library's wheel holds none: test_install)."""
+    from workbook.demo.labels import QUERIES_FILE, SCENARIOS_FILE
+
+    data = Path(__import__("workbook").__file__).parent / "data"
+    assert Path(str(QUERIES_FILE)) == data / "demo_queries.jsonl" and Path(str(SCENARIOS_FILE)) == data / "demo_scenarios.json"
+    assert QUERIES_FILE.is_file() and SCENARIOS_FILE.is_file()

@@ -154,6 +154,24 @@ def test_data_dir_follows_the_environment(tmp_path, monkeypatch):
     assert note.endswith("skipping what needs it.") and "HARNESS_DATA" in note and "\n" not in note
 
 
+def test_data_dir_is_found_beside_a_checkout_not_anywhere_above(tmp_path, monkeypatch):
+    """Issue 40: with the working folder (a temp folder) below a folder holding ``shared/data``, the installed
+    library took that data as its own. Without HARNESS_DATA only the data beside the checkout the library is
+    imported from counts, wherever the working folder is; an installed library (no checkout) has none."""
+    import harness.evaluation.datasets as datasets
+
+    (tmp_path / "shared" / "data" / "mini").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "mini" / "tools.jsonl").write_text('{"id": "a", "name": "a"}\n')
+    monkeypatch.delenv("HARNESS_DATA", raising=False)
+    elsewhere = tmp_path / "tmp" / "somewhere-else"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(datasets, "checkout_root", lambda: None)  # installed
+    assert data_dir() is None and dataset_dir("mini") is None
+    monkeypatch.setattr(datasets, "checkout_root", lambda: tmp_path / "checkout")  # imported from a checkout
+    assert data_dir() == tmp_path / "shared" / "data" and dataset_dir("mini") == tmp_path / "shared" / "data" / "mini"
+
+
 def test_step_queries_carry_the_whole_task_gold():
     task = Query("t", "copy", ("r", "w"), (("r",), ("w",)), steps=("Read it", "Write it", "Report"))
     steps = step_queries([task, Query("u", "no steps", ("r",))])

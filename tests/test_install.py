@@ -24,8 +24,10 @@ pytestmark = pytest.mark.install
 
 
 def offline_env(**extra: str) -> dict[str, str]:
-    """The environment with every registry unreachable and no local wheel cache."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "HARNESS_", "VIRTUAL_ENV"))}
+    """The environment with every registry unreachable, no local wheel cache, and no PYTHONPATH (a fresh
+    environment must not see the checkout's packages through it)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "HARNESS_", "VIRTUAL_ENV")) and k != "PYTHONPATH"}
     # PIP_COMPILE=false: no byte-compiling of every installed module (measured: JupyterLab's 91 wheels install in
     # 39 s instead of 46 s); Python compiles what is imported anyway, and compiling is not what these tests check
     env.update(PIP_INDEX_URL=f"{CLOSED}/simple", PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull, PIP_COMPILE="false",
@@ -50,12 +52,17 @@ def bundle(tmp_path_factory) -> Path:
     return folder
 
 
-def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bundle, tmp_path):
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def wheel(bundle, tmp_path_factory) -> Path:
+    """The library's wheel, built once for the tests that install it and read it."""
+    dist = tmp_path_factory.mktemp("dist")
     # built in isolation, its build tools (setuptools, wheel) also from the bundle: a fresh venv has neither
     sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
         "-q", "-w", str(dist), str(ROOT)], env=offline_env())
-    wheel = next(dist.glob("tool_selection_workbook-*.whl"))
+    return next(dist.glob("tool_selection_workbook-*.whl"))
+
+
+def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bundle, wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py, cli = env_dir / "bin" / "python", env_dir / "bin" / "harness"
@@ -63,6 +70,9 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
        env=offline_env())
     elsewhere = tmp_path / "somewhere-else"
     elsewhere.mkdir()
+    # public data in a folder above the working one, as where a temp folder sits below ../shared (issue 40)
+    (tmp_path / "shared" / "data" / "livemcpbench").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "livemcpbench" / "tools.jsonl").write_text('{"id": "a", "name": "a"}\n')
     env = offline_env()
     smoke = ("import harness, harness.retrieval.bm25, harness.selection.agent, harness.mcp.client; "
              "from pathlib import Path; print(Path(harness.__file__).resolve())")
@@ -71,11 +81,13 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     assert (Path(where).parent / "py.typed").is_file()
     doctor = sh([str(cli), "doctor"], cwd=elsewhere, env=env).stdout
     assert "Token counting: real tiktoken cl100k_base, offline" in doctor
-    assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout
-    tools = elsewhere / "tools.json"
-    tools.write_text('{"tools": [{"name": "post_channel_message", "description": "Post a message to a team chat channel.", '
-                     '"inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}, '
-                     '{"name": "read_file", "description": "Read a file.", "inputSchema": {"type": "object"}}]}')
+    assert "Public data: absent" in doctor  # nothing is found from a folder outside any checkout, whatever is above it
+    tools = elsewhere / "tools.jsonl"  # the format `harness search --tools` reads; the wanted tool second, not first
+    tools.write_text('{"id": "files/read_file", "name": "read_file", "description": "Read a file.", '
+                     '"input_schema": {"type": "object"}}\n'
+                     '{"id": "chat/post_channel_message", "name": "post_channel_message", '
+                     '"description": "Post a message to a team chat channel.", '
+                     '"input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}\n')
     search = sh([str(cli), "search", "post a message to the team channel", "-k", "1", "--tools", str(tools)],
                 cwd=elsewhere, env=env).stdout
     assert "post_channel_message" in search
@@ -83,13 +95,11 @@ def test_the_library_installs_from_its_wheel_and_works_outside_the_checkout(bund
     assert alone.returncode == 2 and "comes with the workbook" in alone.stderr  # the demo world is not in the wheel
 
 
-def test_the_wheel_holds_the_library_only(bundle, tmp_path):
+def test_the_wheel_holds_the_library_only(wheel):
     """No run logs, workbook data, demo world, stand-in, local model, experiments or research retrievers."""
     import zipfile
 
-    sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index", "--find-links", str(bundle / "wheels"),
-        "-q", "-w", str(tmp_path), str(ROOT)], env=offline_env())
-    names = zipfile.ZipFile(next(tmp_path.glob("tool_selection_workbook-*.whl"))).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
     files = [n for n in names if ".dist-info/" not in n]
     assert files and all(n.startswith("harness/") for n in files), [n for n in files if not n.startswith("harness/")]
     assert not [n for n in files if not n.endswith((".py", "py.typed"))], "only code in the library's wheel"

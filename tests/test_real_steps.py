@@ -218,6 +218,7 @@ def test_the_stand_in_answers_the_same_cases_as_the_real_model():
 
     rows = stand_in_rows(["k=10", "all 74"], splits=("heldout",))
     assert {r.config for r in rows} == {"k=10", "all 74"}
+    assert {(r.model, r.model_sha256) for r in rows} == {("offline stand-in", "")}  # named as the real model's rows are
     by_config = {c: [r for r in rows if r.config == c] for c in ("k=10", "all 74")}
     assert len(by_config["k=10"]) == len(by_config["all 74"]) == len([c for c in cases(ToolCatalog(demo_tools()), ("heldout",))])
     assert not any(r.verdict == "not shown" for r in by_config["all 74"])  # every tool shown

@@ -74,8 +74,9 @@ def test_a_bare_any_is_found_and_a_reasoned_one_is_not(tmp_path):
 
 
 def test_the_package_uses_any_only_for_json_or_says_why():
-    """JSON is ``JSON``/``JSONObject`` (harness.core.json_types); any other ``Any`` carries its reason."""
-    paths = sorted((ROOT / "harness").rglob("*.py"))
-    assert len(paths) > 100, "the package's files were not found"
+    """JSON is ``JSON``/``JSONObject`` (harness.core.json_types); any other ``Any`` carries its reason — in the
+    library and in the workbook's and the experiments' code beside it."""
+    paths = sorted(p for folder in ("harness", "workbook", "experiments") for p in (ROOT / folder).rglob("*.py"))
+    assert len(paths) > 100, "the packages' files were not found"
     found = {p.relative_to(ROOT).as_posix(): bare_any_lines(p) for p in paths if p.name != "json_types.py"}
     assert {p: n for p, n in found.items() if n} == {}

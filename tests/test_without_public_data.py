@@ -11,6 +11,8 @@ needs a second run, and the test says so).
 """
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -21,10 +23,25 @@ from harness.evaluation.datasets import DATASETS, dataset_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
-                    ("01_tool_cliff", "02_catalog_and_selector", "03_transcript_queries", "05b_mcp_operations",
+                    ("01_tool_cliff", "02_catalog_and_selector", "05b_mcp_operations",
                      "06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
                      "07_use_it_in_your_agent", "08a_zero_shot_ideas", "08b_embedder_and_query_time")]
 USE_REAL_MODEL = ["notebooks/01_tool_cliff.ipynb"]
+
+
+def asks_for_public_data(path: Path) -> bool:
+    """Whether a chapter's code asks where the public data is (``dataset_dir(…)``, ``data_dir(…)``): the chapters
+    that have a path to take without it."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return any(re.search(r"\b(dataset_dir|data_dir)\(", "".join(c["source"])) for c in cells if c["cell_type"] == "code")
+
+
+def test_the_second_run_is_of_the_chapters_that_ask_for_the_public_data():
+    """A chapter that no longer reads the data would run twice for nothing (Chapter 3 did); one
+    that began to would never run without it."""
+    asking = [f"notebooks/{p.name}" for p in sorted((ROOT / "notebooks").glob("*.ipynb")) if asks_for_public_data(p)]
+    assert len(asking) > 5, "the chapters' code was not read"
+    assert READ_PUBLIC_DATA == asking
 
 
 def second_run() -> list[str]:

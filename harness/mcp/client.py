@@ -336,7 +336,7 @@ async def _list_page(session: ClientSession, cursor: str | None, notes: list[str
 
 async def all_pages(page: Callable[[str | None], Awaitable[tuple[list[Any], str | None]]], what: str) -> list[Any]:  # Any: the SDK's listed items
     """Every item of a paginated listing, following the cursor ``page(cursor)`` returns until it is None."""
-    items: list[Any] = []
+    items: list[Any] = []  # Any: the SDK's listed items
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_TOOL_PAGES):
@@ -366,7 +366,7 @@ async def list_offered(session: ClientSession, capabilities: mcp_types.ServerCap
     A listing that fails is left empty with a note: the server's tools still count.
     """
     async def every(what: str, lister: Callable[..., Awaitable[Any]], field: str) -> list[Any]:  # Any: the SDK's results
-        async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+        async def page(cursor: str | None) -> tuple[list[Any], str | None]:  # Any: the SDK's listed items
             result = await lister(params=mcp_types.PaginatedRequestParams(cursor=cursor))
             return getattr(result, field), result.next_cursor
 
@@ -492,7 +492,7 @@ class ServerConnection:
     def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:  # Any: httpx2's
         """The SDK's HTTP client for this server, keeping its last HTTP error status (the SDK's own message
         for one is only 'Server returned an error response')."""
-        async def note_refusal(response: Any) -> None:
+        async def note_refusal(response: Any) -> None:  # Any: an httpx.Response
             if response.status_code >= 400:
                 self.refusal = f"HTTP {response.status_code} {response.reason_phrase}".strip()
 

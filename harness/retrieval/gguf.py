@@ -22,7 +22,7 @@ from harness.core.json_types import JSON
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 _STRING, _ARRAY = 8, 9
 #: Tensor types this reader understands (ggml's numbering).
-_TENSOR_TYPES: dict[int, np.dtype[Any]] = {0: np.dtype("<f4"), 1: np.dtype("<f2")}
+_TENSOR_TYPES: dict[int, np.dtype[Any]] = {0: np.dtype("<f4"), 1: np.dtype("<f2")}  # Any: numpy's scalar type parameter
 
 
 def _read(f: BinaryIO, fmt: str) -> int | float | bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Mapping, Sequence
 
+import workbook.research  # noqa: F401  (registers the grid's stackone-bm25-tfidf, a research retriever)
 from harness.evaluation.metrics import Report, evaluate
 from workbook.grading.learner import Passed, call
 from harness.core.rates import paired_difference_interval
