@@ -138,7 +138,7 @@ def refuse_borrowed(name: str, fn: object, forbidden: Mapping[object, str], task
     for used in _referenced(fn):
         for banned, said in forbidden.items():
             if used is banned or (isinstance(used, type) and isinstance(banned, type) and issubclass(used, banned)):
-                raise AssertionError(f"{name} uses {said}, the package's own answer: {task}")
+                raise AssertionError(f"{name} uses {said}, which is the answer already written: {task}")
 
 
 async def acall(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:  # Any: as call's
