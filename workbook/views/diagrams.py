@@ -690,12 +690,19 @@ def _flow(c: _Canvas, x: float, y: float, w: float, steps: Sequence[tuple[Sequen
     return y
 
 
+def _two_panels(title: str, left: str, right: str) -> _Canvas:
+    """A canvas with a title and two panel headings, left at x = 16 and right at x = 450."""
+    c = _Canvas(880)
+    c.text(16, 26, title, 15, bold=True)
+    c.text(16, 50, left, 14, bold=True)
+    c.text(450, 50, right, 14, bold=True)
+    return c
+
+
 def query_log_and_prior() -> Diagram:
     """Chapter 6c: two learned signals feeding a ranker — a log of past queries, and a prior from past use."""
-    c = _Canvas(880)
-    c.text(16, 26, "Learning from a log: past queries vote, past use lifts", 15, bold=True)
-    c.text(16, 50, "1 · Query log (QueryLogRetriever)", 14, bold=True)
-    c.text(450, 50, "2 · Usage prior (UsagePriorRetriever)", 14, bold=True)
+    c = _two_panels("Learning from a log: past queries vote, past use lifts", "1 · Query log (QueryLogRetriever)",
+                    "2 · Usage prior (UsagePriorRetriever)")
     left = _flow(c, 16, 66, 230, [
         (["a new query"], BLUE),
         (["nearest logged queries", "by BM25 over the log"], GREY),
@@ -734,10 +741,8 @@ def servers_first_and_planning(task: str = PLANNED_TASK, servers: int = 3) -> Di
     steps = split_steps(task)
     if not 1 <= len(steps) <= 4:
         raise ValueError(f"The planning diagram draws a task of 1 to 4 steps; {task!r} has {len(steps)}.")
-    c = _Canvas(880)
-    c.text(16, 26, "Two zero-shot ideas: servers before tools, and one query per step", 15, bold=True)
-    c.text(16, 50, "1 · Servers first (HierarchicalRetriever)", 14, bold=True)
-    c.text(450, 50, "2 · Query planning (PlannedRetriever)", 14, bold=True)
+    c = _two_panels("Two zero-shot ideas: servers before tools, and one query per step",
+                    "1 · Servers first (HierarchicalRetriever)", "2 · Query planning (PlannedRetriever)")
     left = _flow(c, 16, 66, 230, [
         (["the query"], BLUE),
         (["rank the server documents", "(hybrid search)"], GREY),
