@@ -121,10 +121,6 @@ def _interval(p: RatePoint) -> str:
     return f"{p.rate:.3f} [{p.low:.3f}, {p.high:.3f}]"
 
 
-def _interval(p: RatePoint) -> str:
-    return f"{p.rate:.3f} [{p.low:.3f}, {p.high:.3f}]"
-
-
 def judge_first_fall(points: Sequence[RatePoint], answer: object, steepest: tuple[int, ...] = (),
                      curve: str = "your slice's curve") -> int | None:
     """The measured first separated fall; AssertionError saying what is wrong with ``answer`` without naming the right N."""

@@ -598,13 +598,19 @@ def course_map(chapters: Sequence[Chapter] = COURSE) -> Diagram:
 # ---------------------------------------------------------------- (h) a failing server behind the hub
 
 class _Status(Protocol):
-    state: str
-    reason: str
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
 
 
 class _Result(Protocol):
-    content: str
-    is_error: bool
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def is_error(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -638,8 +644,8 @@ def hub_failures(statuses: Mapping[str, _Status] | None = None,
     Drawn from what the hub reported: ``statuses`` is ``hub.statuses`` (state and reason per server), ``calls``
     the (server, tool, result) of the calls made — Chapter 5b's three servers after a hang and a crash by default.
     """
-    statuses = EXAMPLE_STATUSES if statuses is None else statuses
-    calls = EXAMPLE_CALLS if calls is None else calls
+    shown: Mapping[str, _Status] = EXAMPLE_STATUSES if statuses is None else statuses
+    made: Sequence[tuple[str, str, _Result]] = EXAMPLE_CALLS if calls is None else calls
     c = _Canvas(880)
     c.text(16, 26, "A failing server becomes a status and an error result, never a dead session", 15, bold=True)
     cx, cw, hx, hw, sx, sw = 16, 300, 360, 290, 690, 174
@@ -647,8 +653,8 @@ def hub_failures(statuses: Mapping[str, _Status] | None = None,
     c.text(hx, 58, "the hub's status for each server", 13, bold=True)
     c.text(sx, 58, "the servers", 13, bold=True)
     y = 72
-    for server, status in statuses.items():
-        mine = [(tool, r) for s, tool, r in calls if s == server]
+    for server, status in shown.items():
+        mine = [(tool, r) for s, tool, r in made if s == server]
         height = max(58, 50 * len(mine))
         colour, dashed, hatched = STATE_STYLE.get(status.state, (BLUE, False, False))
         c.box(sx, y, sw, height, [server, {"failed": "never started", "crashed": "process gone"}.get(status.state, "running")],
@@ -665,8 +671,8 @@ def hub_failures(statuses: Mapping[str, _Status] | None = None,
         y += height + 16
     c.text(16, y + 16, "The loop reads each error result as the tool's answer and goes on; the status names what failed and why.",
            13, italic=True)
-    states = ", ".join(f"{name} {s.state}" for name, s in statuses.items())
-    results = ", ".join(f"{tool}: {'error result' if r.is_error else 'answered'}" for _, tool, r in calls)
+    states = ", ".join(f"{name} {s.state}" for name, s in shown.items())
+    results = ", ".join(f"{tool}: {'error result' if r.is_error else 'answered'}" for _, tool, r in made)
     return c.render("hub-failures", "A failing server becomes a status and an error result",
                     f"Servers and the hub's status for each: {states}. Calls and what came back: {results}. "
                     "The session goes on.")
