@@ -655,7 +655,7 @@ def hub_failures(statuses: Mapping[str, _Status] | None = None,
     y = 72
     for server, status in shown.items():
         mine = [(tool, r) for s, tool, r in made if s == server]
-        height = max(58, 50 * len(mine))
+        height = max(58, 66 * len(mine) - 8)
         colour, dashed, hatched = STATE_STYLE.get(status.state, (BLUE, False, False))
         c.box(sx, y, sw, height, [server, {"failed": "never started", "crashed": "process gone"}.get(status.state, "running")],
               colour, dashed=dashed, hatched=hatched)
@@ -665,9 +665,9 @@ def hub_failures(statuses: Mapping[str, _Status] | None = None,
             c.box(cx, y, cw, height, ["no call", "its tools were never listed"], GREY, size=12, dashed=True)
         for i, (tool, result) in enumerate(mine):
             said = "error result" if result.is_error else "answered"
-            detail = wrap(_clause(result.content), cw - 12, 12)[:1] if result.is_error else []
-            c.box(cx, y + i * 50, cw, 44, [f"{tool} → {said}", *detail], ORANGE if result.is_error else GREEN, size=12)
-            c.arrow(cx + cw + 2, y + i * 50 + 22, hx - 2, y + height / 2, both=True)
+            detail = wrap(_clause(result.content), cw - 12, 12)[:2] if result.is_error else []
+            c.box(cx, y + i * 66, cw, 58, [f"{tool} → {said}", *detail], ORANGE if result.is_error else GREEN, size=12)
+            c.arrow(cx + cw + 2, y + i * 66 + 29, hx - 2, y + height / 2, both=True)
         y += height + 16
     c.text(16, y + 16, "The loop reads each error result as the tool's answer and goes on; the status names what failed and why.",
            13, italic=True)
