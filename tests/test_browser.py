@@ -167,7 +167,7 @@ def test_every_diagram_renders_legibly_in_a_browser(bare_page):
 def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
     from workbook.views.selfcheck import Question, static_html
 
-    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change", "The end"), 1,
                  "It matches the request from its start.")
     bare_page.set_content(f"<html><body>{static_html([q])}</body></html>")
     answer = bare_page.locator("details p")
@@ -177,7 +177,7 @@ def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
     assert not bare_page.errors
 
 
-QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change", "The end"), 1,
             "It matches the request from its start.")
 
 
