@@ -232,7 +232,7 @@ def test_a_learner_sees_the_diagram_and_answers_a_self_check_in_jupyterlab(lab, 
         assert check["details"] == 1 and check["radios"] == 0 and "Error displaying widget" not in check["text"], check
         page.evaluate(_RUN_ALL_JS)
         page.wait_for_function("window.__run && window.__run.done", timeout=120_000)
-        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output input[type=radio]').length == 2",
+        page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea-output input[type=radio]').length == {len(QUESTION[1])}",
                                timeout=30_000)
         answer = page.locator(".jp-OutputArea-output .widget-html").last
         for choice, verdict in ((0, "✘ Not quite. The answer is “The prefix up to the first change”"), (1, "✔ Right.")):
