@@ -217,7 +217,7 @@ def test_every_diagram_renders_legibly_in_a_browser(bare_page):
 def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
     from workbook.views.selfcheck import Question, static_html
 
-    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+    q = Question("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change", "The end"), 1,
                  "It matches the request from its start.")
     bare_page.set_content(f"<html><body>{static_html([q])}</body></html>")
     answer = bare_page.locator("details p")
@@ -227,7 +227,7 @@ def test_the_self_check_fallback_folds_the_answer_until_opened(bare_page):
     assert not bare_page.errors
 
 
-QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change"), 1,
+QUESTION = ("Which part of a request does a prompt cache serve?", ("Any part", "The prefix up to the first change", "The end"), 1,
             "It matches the request from its start.")
 
 
@@ -282,7 +282,7 @@ def test_a_learner_sees_the_diagram_and_answers_a_self_check_in_jupyterlab(lab, 
         assert check["details"] == 1 and check["radios"] == 0 and "Error displaying widget" not in check["text"], check
         page.evaluate(_RUN_ALL_JS)
         page.wait_for_function("window.__run && window.__run.done", timeout=120_000)
-        page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea-output input[type=radio]').length == 2",
+        page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea-output input[type=radio]').length == {len(QUESTION[1])}",
                                timeout=30_000)
         answer = page.locator(".jp-OutputArea-output .widget-html").last
         for choice, verdict in ((0, "✘ Not quite. The answer is “The prefix up to the first change”"), (1, "✔ Right.")):

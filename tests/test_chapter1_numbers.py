@@ -55,3 +55,10 @@ def test_the_real_model_s_argument_run_splits_its_right_tool_calls_only():
 def test_with_a_thousand_token_reading_budget_the_stand_in_falls_by_forty_tools(sweep):
     literal = curves_by_kind(sweep(1_000), load_demo_queries(), CONFUSABLE_PAIRS)["literal"]
     assert first_separated_drop(literal) <= 40
+
+
+def test_a_reading_budget_no_list_reaches_gives_exactly_the_unlimited_curve(sweep):
+    """Chapter 1 draws the 10,000-token and the unlimited budgets as one line: no demo list reaches 10,000 tokens."""
+    queries = load_demo_queries()
+    curves = [curves_by_kind(sweep(budget), queries, CONFUSABLE_PAIRS)["literal"] for budget in (10_000, 10**9)]
+    assert curves[0] == curves[1]

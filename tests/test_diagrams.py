@@ -38,7 +38,7 @@ def gallery() -> list[d.Diagram]:
 
 
 def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
-    assert len({g.name for g in gallery}) == len(gallery) == 8
+    assert len({g.name for g in gallery}) == len(gallery) == 11
     for g in gallery:
         root = parse(g)
         assert root.tag == f"{{{NS['s']}}}svg" and root.get("role") == "img", g.name
@@ -166,6 +166,29 @@ def test_the_proxy_states_a_number_only_when_given_one():
 def test_untrusted_text_is_escaped():
     root = parse(d.deferral_and_search('<script>alert("x")</script> & read', d.demo_catalog()))
     assert any("<script>" in s for s in texts(root))  # shown as text, parsed as text
+
+
+def test_hub_failures_draws_the_statuses_and_results_it_is_given():
+    from types import SimpleNamespace as N
+
+    statuses = {"a": N(state="failed", reason="command 'x' not found"), "b": N(state="ready", reason="3 tools listed")}
+    calls = [("b", "ping", N(is_error=True, content="Tool 'ping' did not answer within 2 s; the call was abandoned."))]
+    diagram = d.hub_failures(statuses, calls)
+    shown = texts(parse(diagram))
+    assert "a: failed" in shown and "command 'x' not found" in shown and "b: ready" in shown
+    assert "ping → error result" in shown and "Tool 'ping' did not answer within 2 s" in shown  # up to the ';'
+    assert "never started" in shown and "a failed, b ready" in diagram.description
+
+
+def test_planning_draws_the_step_splitters_own_steps():
+    from workbook.steps import split_steps
+
+    task = "Read the file 'a.txt', then post it to #dev, then create an issue titled 'x'"
+    shown = " ".join(texts(parse(d.servers_first_and_planning(task))))
+    assert [f"step {i}" in shown for i in range(1, 4)] == [True] * 3 and "step 4" not in shown
+    assert len(split_steps(task)) == 3 and "rank the task (weight 3) and each step (weight 1)" in shown
+    with pytest.raises(ValueError, match="1 to 4 steps"):
+        d.servers_first_and_planning("hi")
 
 
 def test_course_map_shows_each_chapter_once_core_path_first():

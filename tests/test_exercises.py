@@ -1,30 +1,41 @@
-"""The exercises check themselves: every grader fails on the untouched starter and passes on the solution.
+"""The exercises check themselves: every grader fails on the untouched starter, passes on the solution, and
+refuses the package's own implementation and the chapter's one-liner.
 
 The learner's code is taken from the notebooks themselves: the code cells marked ``# YOUR CODE HERE``
 are executed in order in one namespace (seeded with the few values a given cell computes before
 them), and that namespace's functions and answers go to the exercise's grader — the same call the
 notebook's grader cell makes. So a test here fails when a notebook and its grader drift apart.
-Each grader also gets wrong answers of the kinds learners write, and must name what is wrong.
-Structure and committed outputs are checked statically; nbval (``make test``) runs the notebooks.
+Each grader also gets the shortcuts a learner could take instead of writing the idea (the package's
+implementation, the chapter's one-liner: ``SHORTCUTS``) and wrong answers of the kinds learners write,
+and must refuse them in a sentence that says what is wrong without giving the answer away.
+Structure, committed outputs and stated times are checked statically; nbval (``make test``) runs the notebooks.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from workbook.demo import demo_tools, load_demo_queries
-from harness.selection.discovery import DEFAULT_LIMIT
 from harness.evaluation.metrics import evaluate
+from harness.mcp.names import NameTable, sanitize
+from harness.retrieval.hybrid import HybridRetriever, rrf as reference_rrf
+from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import DEFAULT_LIMIT, ToolSearch, discovery_tool
+from harness.selection.queries import query_from_user_message
+from harness.selection.ranking import DEFAULT_K
+from workbook.demo import demo_tools, load_demo_queries
+from workbook.evaluation.cliff import first_separated_drop
+from workbook.research.expansion import rule_questions
+from workbook.views.reading_time import measured_seconds, within
 from workbook.grading import (deferral_threshold, degraded_descriptions, design_must_include, fused_ranker,
                              name_collisions, proxy_budget, query_classifier, question_expansion, tool_count_sweep,
                              tune_tools_per_turn)
 from workbook.grading.learner import Passed, call
 from workbook.grading.pareto import Point, beats, dominator, front
-from harness.mcp.names import NameTable
 from harness.retrieval.dense import Encoder
 from harness.retrieval.named import make_retriever
 
@@ -62,11 +73,9 @@ def learner_namespace(path: Path, cells: slice = slice(None), namespace: dict | 
 
 
 def both(name: str) -> list:
-    """The starter, whose grader must fail with a sentence. The solution's grader passing is checked once, by
-    nbval running the solution notebook's own grader cell against its committed ✓ output (make test runs
-    exercises/solutions/), so it is not run a second time here."""
+    """The starter, whose grader must fail with a sentence, and the solution, whose grader must pass."""
     starter = ROOT / "exercises" / f"{name}.ipynb"
-    return [pytest.param(starter, False, id="starter")]
+    return [pytest.param(starter, False, id="starter"), pytest.param(solution_of(starter), True, id="solution")]
 
 
 def run(coro):
@@ -136,7 +145,7 @@ def test_degraded_descriptions_grader(path, passes):
 @pytest.mark.parametrize("path, passes", both("02_tool_count_sweep"))
 def test_tool_count_sweep_grader(path, passes):
     ns = learner_namespace(path)
-    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["FIRST_FALL"])))
+    expect(passes, lambda: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], ns["first_fall"])))
 
 
 @pytest.mark.parametrize("path, passes", both("03_tune_tools_per_turn"))
@@ -148,7 +157,7 @@ def test_tune_tools_per_turn_grader(path, passes):
     except NotImplementedError:
         ns["curve"] = {}
     learner_namespace(path, slice(1, None), ns)
-    expect(passes, lambda: run(tune_tools_per_turn.check(ns["curve"], ns["PICK"], ns["REASON"])))
+    expect(passes, lambda: run(tune_tools_per_turn.check(ns["measure"], ns["curve"], ns["PICK"], ns["REASON"])))
 
 
 @pytest.mark.parametrize("path, passes", both("04_design_must_include"))
@@ -204,8 +213,141 @@ def test_proxy_budget_grader(path, passes):
 
 # --- the graders name what is wrong ------------------------------------------------------------
 
+#: Solutions whose later learner cells read what a notebook cell computes in between: only their functions are taken.
+PARTIAL = {"03_tune_tools_per_turn": (slice(0, 1), lambda: {"tasks": tune_tools_per_turn.task_scenarios()}),
+           "08_fused_ranker": (slice(0, 2), lambda: {"make_retriever": make_retriever})}
+
+
 def solution(name: str) -> dict:
-    return learner_namespace(solution_of(ROOT / "exercises" / f"{name}.ipynb"))
+    """The solution's learner code for exercise ``name``, executed in one namespace."""
+    cells, given = PARTIAL.get(name, (slice(None), dict))
+    return learner_namespace(solution_of(ROOT / "exercises" / f"{name}.ipynb"), cells, given())
+
+
+# --- shortcuts: the package's own implementation and the chapter's one-liner are refused -------
+
+def _rename_only(tools):
+    """Chapter 2's first thought, one line: rename the tools and keep everything else."""
+    return [dataclasses.replace(t, name=f"tool_{i}") for i, t in enumerate(tools, 1)]
+
+
+def _bm25_domain(text):
+    """The package's routing in one line: the domain of BM25's best tool."""
+    catalog = ToolCatalog(demo_tools())
+    top = catalog.rank(text, 1)
+    return catalog.get(top[0]).domain if top else None
+
+
+def _dense_alone(tools, *, lexical="bm25", k=60.0, weight=1.0, encoder=None):
+    """What passed exercise 8 before: the dense ranker, which already beats BM25 here, called a fusion."""
+    return make_retriever("dense-minilm", tools, encoder=encoder)
+
+
+def _package_hybrid(tools, *, lexical="bm25", k=60.0, weight=1.0, encoder=None):
+    return HybridRetriever(tools, dense=make_retriever("dense-minilm", tools, encoder=encoder))
+
+
+CURVE = {k: (0.5, 1000.0 * k) for k in tune_tools_per_turn.GRID}
+FUSION = {"lexical": "bm25", "k": 5.0, "weight": 2.0}
+
+#: (exercise, what the shortcut is, the grader called with it in place of the learner's answer, the refusal expected).
+#: Exercises 1 and 10 have no implementation in the package to borrow; their shortcuts are the chapters' one-liners.
+SHORTCUTS = [
+    ("01_degraded_descriptions", "one-liner: rename the tools only",
+     lambda ns: run(degraded_descriptions.check(_rename_only, ns["restore"], "description", "name")),
+     r"tool_1's description still gives read_file away"),
+    ("01_degraded_descriptions", "one-liner: answer the chapter's claim, not the table",
+     lambda ns: run(degraded_descriptions.check(ns["degrade"], ns["restore"], "description", "description")),
+     r"You say 'description' matters most to the offline stand-in, but restoring another field"),
+    ("02_tool_count_sweep", "package: first_separated_drop as the reading rule",
+     lambda ns: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], first_separated_drop)),
+     r"first_fall uses workbook.evaluation.cliff.first_separated_drop \(Chapter 1's one-liner\)"),
+    ("02_tool_count_sweep", "one-liner: a wrapper around first_separated_drop",
+     lambda ns: run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"],
+                                           lambda points: first_separated_drop(points))),
+     r"first_fall uses workbook.evaluation.cliff.first_separated_drop"),
+    ("02_tool_count_sweep", "package: the grader's own sweep",
+     lambda ns: run(tool_count_sweep.check(tool_count_sweep.reference_sweep, ns["MY_DOMAINS"], ns["NS"], ns["first_fall"])),
+     r"subset_sweep uses the grader's own reference_sweep"),
+    ("03_tune_tools_per_turn", "package: the grader's own measurement",
+     lambda ns: run(tune_tools_per_turn.check(lambda k: tune_tools_per_turn.reference_point(k), CURVE, 10, "0.50 for 10,000")),
+     r"measure uses the grader's own reference_point"),
+    ("03_tune_tools_per_turn", "one-liner: the package's default, unmeasured",
+     lambda ns: run(tune_tools_per_turn.check(ns["measure"], CURVE, DEFAULT_K, "DEFAULT_K is the package's default")),
+     r"REASON should justify the pick with the numbers you measured; it has none"),
+    ("04_design_must_include", "one-liner: Chapter 4's list_available_tools",
+     lambda ns: run(design_must_include.check(lambda catalog: [discovery_tool(catalog)])),
+     r"pins uses harness.selection.discovery.discovery_tool \(Chapter 4's one-liner\)"),
+    ("04_design_must_include", "package: search_tools",
+     lambda ns: run(design_must_include.check(lambda catalog: [ToolSearch([], catalog.tools).tool])),
+     r"pins uses harness.selection.discovery.ToolSearch \(search_tools\)"),
+    ("05_query_classifier", "package: the domain of BM25's best tool",
+     lambda ns: query_classifier.check(_bm25_domain, ns["classified_query"]),
+     r"classify uses demo_tools \(a lookup in the tools' own text\)|classify uses ToolCatalog"),
+    ("05_query_classifier", "one-liner: the latest user message as the query",
+     lambda ns: query_classifier.check(ns["classify"], query_from_user_message),
+     r"is not wholly above zero\. Route the step that comes next"),
+    ("06_name_collisions", "package: NameTable",
+     lambda ns: name_collisions.check(lambda s, t, ids: NameTable(ids).name(s, t)),
+     r"canonical_name uses harness.mcp.names.NameTable"),
+    ("06_name_collisions", "package: its sanitiser, one line",
+     lambda ns: name_collisions.check(lambda s, t, ids: "mcp__" + sanitize(s) + "__" + sanitize(t)),
+     r"canonical_name uses harness.mcp.names.sanitize"),
+    ("07_deferral_threshold", "package: the grader's own loading",
+     lambda ns: run(deferral_threshold.check(deferral_threshold.reference_deferral_for, ns["choose_setting"])),
+     r"deferral_for uses the grader's own reference_deferral_for"),
+    ("07_deferral_threshold", "one-liner: Claude Code's default threshold and limit",
+     lambda ns: run(deferral_threshold.check(ns["deferral_for"], lambda runs: (20_000, DEFAULT_LIMIT))),
+     r"Threshold 20,000 defers nothing here"),
+    ("08_fused_ranker", "package: rrf",
+     lambda ns: fused_ranker.check(reference_rrf, ns["make_fused"], FUSION),
+     r"rrf uses harness.retrieval.hybrid.rrf"),
+    ("08_fused_ranker", "package: HybridRetriever",
+     lambda ns: fused_ranker.check(ns["rrf"], _package_hybrid, FUSION),
+     r"make_fused uses harness.retrieval.hybrid.HybridRetriever"),
+    ("08_fused_ranker", "one-liner: the dense ranker alone",
+     lambda ns: fused_ranker.check(ns["rrf"], _dense_alone, FUSION),
+     r"ranks .* in the dense ranker's order alone"),
+    ("09_question_expansion", "package: rule_questions, with a word added",
+     lambda ns: question_expansion.check(lambda tool: rule_questions(tool) + ["tool"]),
+     r"my_questions uses Chapter 8's own rule_questions"),
+    ("09_question_expansion", "one-liner: the name in words",
+     lambda ns: question_expansion.check(question_expansion.name_in_words),
+     r"the interval is not wholly above zero"),
+    ("10_proxy_budget", "one-liner: the file as given",
+     lambda ns: run(proxy_budget.check(lambda config: config)),
+     r"must be listed at connection"),
+    ("10_proxy_budget", "one-liner: alwaysLoad the whole server",
+     lambda ns: run(proxy_budget.check(_listing(True))),
+     r"over the budget of 600"),
+]
+
+
+def test_every_exercise_has_shortcuts_to_refuse():
+    assert {name for name, *_ in SHORTCUTS} == set(GRADERS)
+
+
+@pytest.mark.parametrize("name, what, grade, message", SHORTCUTS, ids=[f"{n[:2]}-{w.split(':')[0]}-{i}" for i, (n, w, *_) in enumerate(SHORTCUTS)])
+def test_graders_refuse_the_packages_implementation_and_the_chapters_one_liner(name, what, grade, message):
+    """Each shortcut is refused in a sentence; the learner writes the idea."""
+    with pytest.raises(AssertionError, match=message):
+        grade(solution(name))
+
+
+# --- stated times ------------------------------------------------------------------------------
+
+TIMES = re.compile(r"\*Run: about (\d+) (s|min) on 2 cores \(measured\) · Solving: about (\d+) min \(an estimate\)\*")
+
+
+@pytest.mark.parametrize("starter", STARTERS, ids=lambda p: p.stem)
+def test_each_exercise_states_its_measured_run_time_and_an_estimated_solving_time(starter):
+    """The run time is the solution's measured run (notebooks/run_times.json), within 2×; the solving time says it is an estimate."""
+    stated = [TIMES.search(read(path).cells[0].source) for path in (starter, solution_of(starter))]
+    assert all(stated) and stated[0].groups() == stated[1].groups(), f"{starter.name}: no '*Run: … · Solving: …*' line"
+    run_seconds = int(stated[0][1]) * (60 if stated[0][2] == "min" else 1)
+    measured = measured_seconds(ROOT)[solution_of(starter).relative_to(ROOT).as_posix()]
+    assert within(run_seconds, measured), f"{starter.name} states {run_seconds} s; measured {measured} s"
+    assert 10 <= int(stated[0][3]) <= 120
 
 
 def test_learner_failures_become_one_sentence_about_the_learners_function():
@@ -244,17 +386,26 @@ def test_degraded_descriptions_names_the_tool_and_field_at_fault():
 
     with pytest.raises(AssertionError, match=r"restore\(original, degraded, 'name'\) also changed the description of tool_1"):
         degraded_descriptions.check_restored(tools, degraded, restores_everything)
-    with pytest.raises(AssertionError, match=r"You say the name matters most to BM25, but restoring the description"):
-        run(degraded_descriptions.check(ns["degrade"], ns["restore"], "name", "name"))
+    with pytest.raises(AssertionError, match=r"You say 'parameter names' matters most to BM25, but restoring another field "
+                                             r"brings recall@10 back measurably further") as wrong:
+        run(degraded_descriptions.check(ns["degrade"], ns["restore"], "parameter names", "name"))
+    assert not any(f"the {field}" in str(wrong.value) for field in ("name", "description")), "the message names no answer"
+
+
+def test_degraded_descriptions_accepts_fields_it_cannot_tell_apart_and_says_so():
+    """By paired intervals, restoring the name and the description bring BM25's recall back alike: either answer passes."""
+    ns = solution("01_degraded_descriptions")
+    verdict = run(degraded_descriptions.check(ns["degrade"], ns["restore"], "name", "name"))
+    assert "restoring the name brings recall back to" in verdict and "(not measurably ahead of the description)" in verdict
 
 
 def test_tool_count_sweep_names_the_trial_that_differs():
     ns = solution("02_tool_count_sweep")
-    domains, n_values = ns["MY_DOMAINS"], ns["NS"]
+    domains, n_values, rule = ns["MY_DOMAINS"], ns["NS"], ns["first_fall"]
     with pytest.raises(AssertionError, match="at least two domains"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), n_values, None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git",), n_values, rule))
     with pytest.raises(AssertionError, match=r"Every N must be from 1 to 9"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("email", "data"), (1, 2, 4, 30), rule))
 
     async def whole_world(domains, n_values):  # the subset's queries, but every demo tool offered
         from workbook.evaluation.cliff import fixed_list_sweep, provider_chooser
@@ -266,61 +417,109 @@ def test_tool_count_sweep_names_the_trial_that_differs():
                                       confusable_pairs=CONFUSABLE_PAIRS)
 
     with pytest.raises(AssertionError, match=r"your sweep showed [\d,]+ schema tokens; the reference shows"):
-        run(tool_count_sweep.check(whole_world, domains, n_values, ns["FIRST_FALL"]))
+        run(tool_count_sweep.check(whole_world, domains, n_values, rule))
 
 
 def test_tool_count_sweep_needs_a_slice_past_the_reading_budget():
     ns = solution("02_tool_count_sweep")
     with pytest.raises(AssertionError, match=r"within the stand-in's reading budget of 3,000: add domains"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ("git", "issues", "chat"), (2, 4, 8, 24), None))
+        run(tool_count_sweep.check(ns["subset_sweep"], ("git", "issues", "chat"), (2, 4, 8, 24), ns["first_fall"]))
 
 
-def test_tool_count_sweep_rejects_the_steepest_step_when_it_is_noise():
-    """The trivial answer — where the point estimates fall fastest — is noise on this slice, and the grader says so."""
-    from workbook.evaluation.cliff import accuracy_by_n, steepest_drop
+def test_tool_count_sweep_test_curves_each_need_the_rule_and_get_it_from_the_package():
+    """The test curves are built so that each misreading fails on one of them; the package's rule passes them all."""
+    from workbook.evaluation.cliff import first_separated_drop
+
+    answers = [first_separated_drop(points) for _, points in tool_count_sweep.CURVES]
+    assert None in answers and len(set(answers)) >= 3
+    for _, points in tool_count_sweep.CURVES:
+        assert tool_count_sweep.judge_first_fall(points, first_separated_drop(points)) == first_separated_drop(points)
+
+
+def steepest(points):  # where the point estimates fall fastest per added tool
+    return max(zip(points, points[1:]), key=lambda ab: (ab[0].rate - ab[1].rate) / (ab[1].n - ab[0].n))[1].n
+
+
+def neighbours(points):  # the first N separated from the N before it, not from the smallest N
+    return next((b.n for a, b in zip(points, points[1:]) if b.high < a.low), None)
+
+
+def touching(points):  # an interval that only touches the first one counted as below it
+    return next((p.n for p in points[1:] if p.high <= points[0].low), None)
+
+
+def last_below(points):  # the last N below the smallest N's interval, not the first
+    return next((p.n for p in reversed(points[1:]) if p.high < points[0].low), None)
+
+
+@pytest.mark.parametrize("rule, message", [
+    (steepest, r"first_fall says N=10, whose interval .* overlaps N=5's .*: a fall counts only where the intervals separate"),
+    (neighbours, r"first_fall says no N falls, but at least one N's interval lies wholly below N=5's"),
+    (touching, r"'an interval touching the first one' .* first_fall says N=10, whose interval 0.600 \[0.500, 0.700\] overlaps"),
+    (last_below, r"first_fall says N=40, which is separated from N=5, but an earlier N already is: return the first"),
+    (lambda points: None, r"first_fall says no N falls"),
+])
+def test_tool_count_sweep_refuses_misreadings_without_naming_the_fall(rule, message):
+    """The usual misreadings of a curve each fail on a test curve, and no message names the N that falls on the slice."""
+    ns = solution("02_tool_count_sweep")
+    with pytest.raises(AssertionError, match=message) as refused:
+        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], rule))
+    assert "your slice" not in str(refused.value)
+
+
+def test_tool_count_sweep_on_the_slice_says_what_is_wrong_without_the_answer():
+    """On the learner's own slice a wrong N or None is refused, and the message does not say where it falls."""
+    from workbook.evaluation.cliff import accuracy_with_interval, first_separated_drop
 
     ns = solution("02_tool_count_sweep")
-    trials = run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"]))
-    n_from, n_to, per_tool = steepest_drop(accuracy_by_n(trials))
-    assert per_tool < 0.01 and n_to != ns["FIRST_FALL"]  # the steepest step is under a point per tool
-    with pytest.raises(AssertionError, match=rf"At N={n_to} accuracy is .* overlaps N=5's .* which is noise: "
-                                             "a fall counts only where the intervals separate"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], n_to))
-    with pytest.raises(AssertionError, match=r"At N=40 accuracy is .* wholly below N=5's .*: the curve does fall measurably"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], None))
-    with pytest.raises(AssertionError, match=r"N=60 is separated from N=5, but an earlier N already is"):
-        run(tool_count_sweep.check(ns["subset_sweep"], ns["MY_DOMAINS"], ns["NS"], 60))
+    points = accuracy_with_interval(run(tool_count_sweep.reference_sweep(ns["MY_DOMAINS"], ns["NS"])))
+    truth = first_separated_drop(points)
+    assert truth is not None and truth != points[-1].n
+    with pytest.raises(AssertionError, match=r"On your slice's curve, first_fall says no N falls") as none:
+        tool_count_sweep.judge_first_fall(points, None)
+    with pytest.raises(AssertionError, match=r"but an earlier N already is") as late:
+        tool_count_sweep.judge_first_fall(points, points[-1].n)
+    for refused in (none, late):
+        assert f"N={truth}" not in str(refused.value)
 
 
 def test_tune_tools_per_turn_judges_picks_by_the_stated_rule():
-    points = [Point(3, 800, 0.04), Point(10, 3400, 0.65), Point(15, 5100, 0.65), Point(20, 6800, 0.73), Point(30, 9999, 0.69)]
-    with pytest.raises(AssertionError, match=r"tools_per_turn=15 is beaten by 10"):
-        tune_tools_per_turn.judge_pick(points, 15)
-    with pytest.raises(AssertionError, match=r"tools_per_turn=3 solves 0.04 of the tasks, more than 0.10 below the best"):
-        tune_tools_per_turn.judge_pick(points, 3)
-    assert "within 0.10 of the best success" in tune_tools_per_turn.judge_pick(points, 10)
-    assert "best success per 1,000 tokens" in tune_tools_per_turn.judge_pick([Point(5, 1000, 0.3), Point(20, 9000, 0.9)], 5)
+    """Per-task successes over the same 20 tasks: differences are called by a paired interval, as in the chapters."""
+    wins = {3: [1.0] * 1 + [0.0] * 19, 10: [1.0] * 13 + [0.0] * 7, 15: [1.0] * 13 + [0.0] * 7,
+            20: [1.0] * 15 + [0.0] * 5, 30: [1.0] * 14 + [0.0] * 6}
+    points = [Point(k, cost, sum(wins[k]) / 20) for k, cost in ((3, 800), (10, 3400), (15, 5100), (20, 6800), (30, 9999))]
+    with pytest.raises(AssertionError, match=r"tools_per_turn=15 pays for nothing: a setting that costs fewer") as beaten:
+        tune_tools_per_turn.judge_pick(points, 15, wins)
+    assert "10" not in str(beaten.value).split(":", 1)[1], "the message does not name the setting that beats the pick"
+    with pytest.raises(AssertionError, match=r"tools_per_turn=3 solves 0.05 of the tasks, measurably fewer than the best"):
+        tune_tools_per_turn.judge_pick(points, 3, wins)
+    assert "not measurably below the best success" in tune_tools_per_turn.judge_pick(points, 10, wins)
+    thrifty = {5: [1.0] * 6 + [0.0] * 14, 20: [1.0] * 18 + [0.0] * 2}
+    assert "best success per 1,000 tokens" in tune_tools_per_turn.judge_pick([Point(5, 1000, 0.3), Point(20, 9000, 0.9)], 5, thrifty)
+    ns = solution("03_tune_tools_per_turn")
     with pytest.raises(AssertionError, match="curve is empty"):
-        run(tune_tools_per_turn.check({}, 10, "10"))
+        run(tune_tools_per_turn.check(ns["measure"], {}, 10, "10"))
     with pytest.raises(AssertionError, match="REASON should justify"):
-        run(tune_tools_per_turn.check({k: (0.5, 100.0) for k in tune_tools_per_turn.GRID}, 10, "it felt right"))
+        run(tune_tools_per_turn.check(ns["measure"], {k: (0.5, 100.0) for k in tune_tools_per_turn.GRID}, 10, "it felt right"))
 
 
 @pytest.mark.parametrize("reason", ["10", "k=10 is best, 3 times better than k=3", "it solves 0.62 of the tasks"])
 def test_tune_tools_per_turn_wants_the_picks_own_numbers_in_the_reason(reason):
     """The trivial REASON (a digit, or the pick's number alone) fails, and says which numbers to quote."""
     curve = {k: (0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID} | {10: (16 / 26, 3365.4)}
+    measure = solution("03_tune_tools_per_turn")["measure"]
     with pytest.raises(AssertionError, match=r"REASON should justify tools_per_turn=10 with what you measured there: its "
                                              r"task success \(0.62\) and its schema tokens per task \(3,365\); it quotes"):
-        run(tune_tools_per_turn.check(curve, 10, reason))
+        run(tune_tools_per_turn.check(measure, curve, 10, reason))
     assert tune_tools_per_turn.quoted(curve, 10, "0.62 of the tasks for 3,365 tokens") == (True, True)
     assert tune_tools_per_turn.quoted(curve, 10, "62 % at 3365 tokens") == (True, True)
 
 
-def test_tune_tools_per_turn_rechecks_the_points_a_verdict_rests_on():
+def test_tune_tools_per_turn_rechecks_the_curve_against_its_own_runs():
     curve = {k: (0.9 if k == 5 else 0.1, 1000.0 * k) for k in tune_tools_per_turn.GRID}  # an invented curve
-    with pytest.raises(AssertionError, match=r"Your curve has success 0.900 and 5,000 schema tokens at tools_per_turn=5; the reference"):
-        run(tune_tools_per_turn.check(curve, 5, "5 is best: 0.90 for 5,000 tokens"))
+    measure = solution("03_tune_tools_per_turn")["measure"]
+    with pytest.raises(AssertionError, match=r"Your curve has success 0.100 and 3,000 schema tokens at tools_per_turn=3; the reference"):
+        run(tune_tools_per_turn.check(measure, curve, 5, "5 is best: 0.90 for 5,000 tokens"))
 
 
 def test_design_must_include_holds_pins_to_the_budget_and_the_bar():
@@ -328,8 +527,15 @@ def test_design_must_include_holds_pins_to_the_budget_and_the_bar():
         run(design_must_include.check(lambda catalog: catalog.all_names()))
     with pytest.raises(AssertionError, match="names 'read_files', which is not a tool"):
         run(design_must_include.check(lambda catalog: ["read_files"]))
-    with pytest.raises(AssertionError, match=r"Your pins solve \d+ of the 12 openers and pivots .*\(list_available_tools solves \w+-\d+"):
+    with pytest.raises(AssertionError, match=r"Your pins solve \d+ of the 12 openers and pivots, none of them one that pinning "
+                                             r"nothing misses .*: they change nothing for the better"):
         run(design_must_include.check(lambda catalog: ["calculate"]))  # a pin no opener or pivot needs
+
+
+def test_design_must_include_reports_differences_it_cannot_call_as_not_separated():
+    """Twelve scenarios: the solution's pin is ahead of list_available_tools by a point estimate only, and the verdict says so."""
+    verdict = run(design_must_include.check(solution("04_design_must_include")["pins"]))
+    assert re.search(r"against list_available_tools alone \+0\.\d\d \[[+-]0\.\d\d, \+0\.\d\d\], not separated", verdict), verdict
 
 
 def test_query_classifier_names_misroutes_and_the_baseline_to_beat():
@@ -358,6 +564,11 @@ def test_query_classifier_fails_the_latest_user_message_alone():
 SAFE = r"[^A-Za-z0-9_]"
 
 
+def _stamped(s, t, ids):
+    """The solution's names with the session's size in front: unique and safe, but a newcomer renames every tool."""
+    return f"n{len(ids)}_" + solution("06_name_collisions")["canonical_name"](s, t, ids).removeprefix("mcp__")
+
+
 @pytest.mark.parametrize("scheme, message", [
     (lambda s, t, ids: f"{s}__{t}", r"'example-server__fetch' \(for example-server/fetch\) has characters outside"),
     (lambda s, t, ids: re.sub(SAFE, "_", f"{s}__{t}"), r"is 88 characters long; the limit is 64"),
@@ -365,38 +576,49 @@ SAFE = r"[^A-Za-z0-9_]"
     (lambda s, t, ids: f"t{sorted(ids).index((s, t))}", r"does not show the tool's own name 'read_file'"),
     (lambda s, t, ids: re.sub(SAFE, "_", f"{s}__{t}")[:50] + f"_{ids.index((s, t))}",
      r"for one order of the identities and .* for another"),
-    (lambda s, t, ids: f"n{len(ids)}_" + NameTable(ids).name(s, t).removeprefix("mcp__"),
-     r"Adding calendar/create_event, which collides with nothing, renamed filesystem/read_file"),
+    (_stamped, r"Adding calendar/create_event, which collides with nothing, renamed filesystem/read_file"),
 ])
 def test_name_collisions_names_the_property_broken(scheme, message):
     with pytest.raises(AssertionError, match=message):
         name_collisions.check(scheme)
 
 
-def test_name_collisions_accepts_the_harness_name_table():
-    verdict = name_collisions.check(lambda s, t, ids: NameTable(ids).name(s, t))
-    assert verdict.endswith(f"{len(name_collisions.IDENTITIES)} of {len(name_collisions.IDENTITIES)} equal harness.mcp.names.NameTable's.")
+def test_name_collisions_compares_the_learners_names_with_the_package():
+    verdict = name_collisions.check(solution("06_name_collisions")["canonical_name"])
+    assert re.search(rf"\d+ of {len(name_collisions.IDENTITIES)} equal harness.mcp.names.NameTable's\.$", verdict)
 
 
 def test_deferral_threshold_refuses_the_default_that_defers_nothing():
     """The trivial answer, Claude Code's 10 % threshold and the search's default limit, defers no session here."""
-    with pytest.raises(AssertionError, match=r"Threshold 20,000 defers nothing here .* more than 1.5× the cheapest setting "
-                                             r"that solves at least \d+ .* choose from the results rather than a default"):
-        run(deferral_threshold.check(deferral_threshold.reference_deferral_for, lambda results: (20_000, DEFAULT_LIMIT)))
+    with pytest.raises(AssertionError, match=r"Threshold 20,000 defers nothing here .* measurably fewer than the best setting: "
+                                             r"choose from the results rather than a default"):
+        run(deferral_threshold.check(solution("07_deferral_threshold")["deferral_for"], lambda runs: (20_000, DEFAULT_LIMIT)))
+
+
+def _runs(*outcomes: tuple[int, int]) -> list:
+    """Fake scenario runs: (solved, schema tokens) each."""
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(success=bool(solved), schema_tokens=tokens) for solved, tokens in outcomes]
 
 
 def test_deferral_threshold_checks_the_loading_on_effects_and_the_pick():
+    ns = solution("07_deferral_threshold")
+
     def never_defers(threshold, limit):
-        return deferral_threshold.reference_deferral_for(10**9, limit)
+        return ns["deferral_for"](10**9, limit)
 
     with pytest.raises(AssertionError, match=r"deferral_for\(1,000, 1\) on the session 'code' \(which it defers\) runs \d+ of "
                                              r"\d+ scenarios differently"):
-        run(deferral_threshold.check(never_defers, lambda results: (1_000, 8)))
-    with pytest.raises(AssertionError, match=r"solves \d+ development scenarios, fewer than \d+ \(90% of the best"):
-        run(deferral_threshold.check(deferral_threshold.reference_deferral_for, lambda results: (1_000, 1)))
-    results = {(1, 1): (100, 9), (1, 2): (100, 10), (2, 1): (300, 10)}
-    with pytest.raises(AssertionError, match=r"beaten by threshold 1 with limit 2"):
-        deferral_threshold.judge(results, (1, 1))
+        run(deferral_threshold.check(never_defers, lambda runs: (1_000, 8)))
+    with pytest.raises(AssertionError, match=r"solves \d+ development scenarios, measurably fewer than the best setting's \d+"):
+        run(deferral_threshold.check(ns["deferral_for"], lambda runs: (1_000, 1)))
+    cheap, dear = _runs(*[(1, 10)] * 9, (0, 10)), _runs(*[(1, 40)] * 10)
+    none = _runs(*[(0, 5)] * 10)
+    with pytest.raises(AssertionError, match=r"costs 400 schema tokens for 10 solved, more than 1.5× what the cheapest setting") as dearer:
+        deferral_threshold.judge({(1, 1): cheap, (2, 1): dear, (1, 2): none}, (2, 1))
+    assert "threshold 1" not in str(dearer.value) and "100" not in str(dearer.value), "the message names no setting"
+    assert deferral_threshold.judge({(1, 1): cheap, (2, 1): dear, (1, 2): none}, (1, 1)).benefit == 9
 
 
 def test_every_grader_module_names_its_exercise_and_chapter():
@@ -414,7 +636,7 @@ def test_every_grader_module_names_its_exercise_and_chapter():
     (lambda tool: [], r"0.\d+ with your questions against 0.\d+ with the name in words alone, a paired difference of "
                       r"-0.\d+ \[.*\]: the interval is not wholly above zero. Read the development queries"),
     (lambda tool: [tool.name], r"a paired difference of [+-]0.0\d+ \[-0.\d+, \+0.\d+\]: the interval is not wholly above zero"),
-    ("rule_questions", r"my_questions is Chapter 8's own rule_questions; write rules of your own"),
+    ("rule_questions", r"my_questions uses Chapter 8's own rule_questions, which is the answer already written: write rules of your own"),
     (lambda tool: [q.query for q in question_expansion.split()[1].test if q.gold[0] == tool.id][:8],
      r"my_questions\(\w+\) writes .*, which contains the labelled query"),
     (lambda tool: "read file", r"should return a list of question strings, got 'read file'"),

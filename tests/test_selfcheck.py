@@ -1,18 +1,24 @@
-"""Self-check questions: grade() says right or wrong and why; the static fallback shows every answer."""
+"""Self-check questions: grade() says right or wrong and why; the static fallback shows every answer; and every
+chapter's saved self-check is a fair quiz — at least three options a question, answers spread over the options,
+each reason citing a figure the chapter prints."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from workbook.views.selfcheck import Question, SelfCheck, grade, self_check, static_html
+from workbook.views.selfcheck import Question, SelfCheck, from_static_html, grade, self_check, static_html
 
 CACHE = Question("Where should found tools go so that the prompt cache survives?",
                  ("First in the tools block", "After the conversation so far", "In the system prompt"), 1,
                  "A cache serves only the prefix up to the first change; anything added at the end changes nothing before it.")
-RRF = Question("What does RRF add up?", ("Scores", "1/(k + rank) from each list"), 1, "Ranks compare across lists; scores do not.")
+RRF = Question("What does RRF add up?", ("Scores", "1/(k + rank) from each list", "Cosines"), 1,
+               "Ranks compare across lists; scores do not.")
 
 
 def test_the_right_choice_is_right_and_says_why():
@@ -38,9 +44,10 @@ def test_a_choice_that_is_no_option_is_one_sentence(choice):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(options=("only one",), answer=0), "at least two options"),
-    (dict(options=("a", "b"), answer=2), "answer index 2 is none of them"),
-    (dict(options=("a", "b"), answer=0, why=" "), "needs a prompt and a reason"),
+    (dict(options=("only one",), answer=0), "at least 3 options"),
+    (dict(options=("a", "b"), answer=0), "at least 3 options, not 2"),
+    (dict(options=("a", "b", "c"), answer=3), "answer index 3 is none of them"),
+    (dict(options=("a", "b", "c"), answer=0, why=" "), "needs a prompt and a reason"),
 ])
 def test_a_malformed_question_is_refused_in_one_sentence(kwargs, message):
     fields = dict(prompt="Which?", why="Because.") | kwargs
@@ -59,7 +66,7 @@ def test_the_static_fallback_shows_each_question_its_options_and_folded_answer()
 
 
 def test_question_text_is_escaped():
-    page = static_html([Question("<img src=x onerror=alert(1)>?", ("<b>", "&"), 0, "<script>")])
+    page = static_html([Question("<img src=x onerror=alert(1)>?", ("<b>", "&", "'"), 0, "<script>")])
     assert "<img" not in page and "<script>" not in page and "&lt;script&gt;" in page
 
 
@@ -88,3 +95,88 @@ def test_the_widget_checks_an_answer_through_grade():
 def test_an_empty_self_check_is_refused():
     with pytest.raises(ValueError, match="at least one question"):
         self_check([])
+
+
+def test_the_static_fallback_reads_back_into_the_same_questions():
+    hostile = Question("<b>Which</b> & why?", ("a < b", "“quoted”", "x — y"), 2, "Because 3 < 4 — & so on.")
+    assert from_static_html(static_html([CACHE, RRF, hostile])) == [CACHE, RRF, hostile]
+
+
+# --- every chapter's saved self-check ------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+#: Chapters rewritten on a stronger model's numbers (issue 45): their self-checks are fixed in that rewrite.
+#: Strict: when one passes, this mark fails and must go.
+REWRITTEN_LATER = {"03", "04", "05", "05c", "06b", "08b"}
+#: No letter may answer more than this share of the course's questions.
+COURSE_SHARE = 0.40
+#: A figure: a number as a chapter prints it (41,669 · 0.93 · 14/42 · 99.5%), not a section or chapter number.
+FIGURE = re.compile(r"(?<![\w@§/.,])(?<!Chapter )(?<!section )\d[\d,]*(?:\.\d+)?(?:/\d[\d,]*)?")
+
+
+def _text(output: dict) -> str:
+    data = output.get("data", {})
+    parts = [output.get("text", ""), data.get("text/plain", ""), data.get("text/html", ""), output.get("evalue", "")]
+    return "".join("".join(p) if isinstance(p, list) else p for p in parts)
+
+
+def saved_self_check(path: Path) -> tuple[list[Question], str]:
+    """(the chapter's self-check questions, read from its saved output; everything else the chapter printed)."""
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    quiz = [c for c in cells if "self_check([" in "".join(c["source"])]
+    assert len(quiz) == 1, f"{path.name}: one self-check cell"
+    try:
+        questions = from_static_html("".join(_text(o) for o in quiz[0]["outputs"]))
+    except ValueError as refused:  # a question the Question class no longer accepts (fewer than three options)
+        pytest.fail(f"{path.name}: {refused}")
+    printed = "\n".join(_text(o) for c in cells if c is not quiz[0] for o in c.get("outputs", []))
+    return questions, printed
+
+
+def figures(why: str) -> list[str]:
+    return [f.rstrip(",") for f in FIGURE.findall(why)]
+
+
+def printed_figure(figure: str, printed: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(figure)}(?![\d]|\.\d)", printed) is not None
+
+
+def letters(questions: list[Question]) -> Counter:
+    return Counter("ABCDEFGHIJ"[q.answer] for q in questions)
+
+
+def chapter_param(path: Path):
+    number = path.name.split("_")[0]
+    marks = [pytest.mark.xfail(strict=True, reason=f"Chapter {number} is rewritten later (issue 45); its self-check with it")] \
+        if number in REWRITTEN_LATER else []
+    return pytest.param(path, id=number, marks=marks)
+
+
+@pytest.mark.parametrize("path", [chapter_param(p) for p in CHAPTERS])
+def test_each_chapters_self_check_is_fair_and_cites_what_the_chapter_prints(path):
+    """At least three options a question; no letter answers more than half of the chapter's questions; each reason
+    cites at least one figure, and every figure it cites is one the chapter printed (its saved outputs)."""
+    questions, printed = saved_self_check(path)
+    assert questions, f"{path.name}: its saved self-check output holds no questions (re-run the notebook)"
+    assert all(len(q.options) >= 3 for q in questions), [q.prompt for q in questions if len(q.options) < 3]
+    top, n = letters(questions).most_common(1)[0]
+    assert n <= len(questions) / 2, f"{path.name}: {n} of {len(questions)} answers are {top}"
+    for q in questions:
+        cited = figures(q.why)
+        assert cited, f"{path.name}: the reason of {q.prompt[:50]!r} cites no figure the chapter prints"
+        missing = [f for f in cited if not printed_figure(f, printed)]
+        assert not missing, f"{path.name}: {q.prompt[:50]!r} cites {missing}, which the chapter's outputs do not show"
+
+
+def test_the_course_spreads_its_answers_over_the_options():
+    every = [q for path in CHAPTERS for q in saved_self_check(path)[0]]
+    counts = letters(every)
+    assert max(counts.values()) <= COURSE_SHARE * len(every), f"answers per letter over {len(every)} questions: {dict(counts)}"
+
+
+def test_figures_are_numbers_as_printed_not_section_numbers():
+    assert figures("§3: 41,669 tokens, 0.93 [0.88, 0.97], 14/42 in Chapter 6a, R@10 and section 4.") == \
+        ["41,669", "0.93", "0.88", "0.97", "14/42"]
+    assert printed_figure("0.9", "accuracy 0.9 at N=5") and not printed_figure("0.9", "accuracy 0.93")
+    assert not printed_figure("41", "41,669 tokens") or printed_figure("41,669", "41,669 tokens")

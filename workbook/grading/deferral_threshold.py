@@ -8,13 +8,15 @@ for servers, and sessions grow domain by domain; each session runs the demo scen
 (every tool they need is in it) through the agent loop, and a scenario counts as solved only when
 the world is in the right state afterwards (:mod:`workbook.demo.effects`), as in the chapters.
 
-The learner writes ``deferral_for(threshold, limit)`` (how one setting loads a catalog's tools)
-and ``choose_setting`` (the rule that picks a setting from the development scenarios' grid). A
-fair pick lies on the Pareto front, solves at least :data:`MIN_SHARE` of what the best setting
-solves, and costs at most :data:`MAX_COST_FACTOR` times the cheapest setting that does: loading
-everything "to be safe" is not tuning. The graded report is the pick against loading every tool
-on the held-out scenarios, with 95 % intervals. Every run uses the offline stand-in, so every
-number is the stand-in's.
+The learner writes ``deferral_for(threshold, limit)`` (how one setting loads a catalog's tools; the
+grader's own :func:`reference_deferral_for` and Chapter 5's ``loading_strategies`` are refused) and
+``choose_setting`` (the rule that picks a setting from the development scenarios' runs). Differences in
+success are called by the chapters' rule, a paired 95 % interval over the same scenario runs
+(:func:`harness.core.rates.paired_difference_interval`): a fair pick solves not measurably fewer
+scenarios than the best setting, and costs at most :data:`MAX_COST_FACTOR` times the cheapest setting
+that does — loading everything "to be safe" is not tuning. The graded report is the pick against
+loading every tool on the held-out scenarios, with 95 % intervals. Every run uses the offline
+stand-in, so every number is the stand-in's.
 """
 from __future__ import annotations
 
@@ -29,8 +31,9 @@ from harness.selection.catalog import ToolCatalog
 from workbook.demo import DOMAINS, demo_tools, load_scenarios
 from workbook.demo.labels import Scenario
 from harness.selection.discovery import ToolSearch
-from workbook.grading.learner import Passed, call
-from workbook.grading.pareto import Point, dominator
+from workbook.evaluation.loading import loading_strategies
+from workbook.grading.learner import Passed, call, refuse_borrowed
+from workbook.grading.pareto import Point
 from harness.mcp.deferral import DeferralPolicy, plan_deferral
 from workbook.providers.offline import OfflineModel
 from harness.selection.ranking import Selector
@@ -44,9 +47,7 @@ LIMITS = (1, 3, 5, 8)
 #: Sessions grow domain by domain (each domain standing in for a server): the threshold matters because sizes differ.
 SESSIONS: dict[str, tuple[str, ...]] = {"code": tuple(DOMAINS[:3]), "+ web and office": tuple(DOMAINS[:7]),
                                         "every domain": tuple(DOMAINS)}
-#: A pick must solve at least this share of what the most-solving setting solves.
-MIN_SHARE = 0.90
-#: A pick may cost at most this multiple of the cheapest setting that clears MIN_SHARE.
+#: A pick may cost at most this multiple of the cheapest setting not measurably worse than the best.
 MAX_COST_FACTOR = 1.5
 
 Setting = tuple[int, int]  # (threshold, limit)
@@ -125,12 +126,12 @@ def totals(runs: Sequence[ScenarioRun]) -> tuple[int, int]:
 
 
 @functools.cache
-def _reference_dev() -> dict[Setting, tuple[int, int]]:
-    return {setting: totals(runs) for setting, runs in asyncio.run(grid(reference_deferral_for)).items()}
+def _reference_dev() -> dict[Setting, list[ScenarioRun]]:
+    return asyncio.run(grid(reference_deferral_for))
 
 
-async def _reference_grid() -> dict[Setting, tuple[int, int]]:
-    """The reference grid on the development scenarios (computed once per process, in a thread: a loop may be running)."""
+async def _reference_grid() -> dict[Setting, list[ScenarioRun]]:
+    """The reference grid's runs on the development scenarios (computed once per process, in a thread: a loop may be running)."""
     return await asyncio.to_thread(_reference_dev)
 
 
@@ -140,6 +141,9 @@ SPOT_CHECKS = ((1_000, 1, "code"), (3_000, 3, "code"), (3_000, 3, "+ web and off
 
 async def check_deferral_for(deferral_for: DeferralFor) -> None:
     """The learner's loading gives the reference's effects and schema tokens, scenario by scenario, deferred and not."""
+    refuse_borrowed("deferral_for", deferral_for, {reference_deferral_for: "the grader's own reference_deferral_for",
+                                                   loading_strategies: "Chapter 5's loading_strategies"},
+                    "plan the deferral with plan_deferral and build the search yourself.")
     for threshold, limit, session in SPOT_CHECKS:
         got = await run_setting(deferral_for, threshold, limit, session, "dev")
         want = await run_setting(reference_deferral_for, threshold, limit, session, "dev")
@@ -154,32 +158,32 @@ async def check_deferral_for(deferral_for: DeferralFor) -> None:
                 "definitions total at most the threshold, otherwise defer them behind ToolSearch(..., limit=limit).")
 
 
-def judge(results: Mapping[Setting, tuple[int, int]], pick: Setting) -> Point:
-    """The pick's point, or an AssertionError saying which standard it misses and what meets it."""
-    points = [Point(setting, tokens, solved) for setting, (tokens, solved) in results.items()]
-    chosen = next(p for p in points if p.label == pick)
-    need = math.ceil(MIN_SHARE * max(p.benefit for p in points))
-    cheapest = min((p for p in points if p.benefit >= need), key=lambda p: (p.cost, -p.benefit))
-    fair = (f"the cheapest setting that solves at least {need} (threshold {cheapest.label[0]:,}, limit {cheapest.label[1]}: "
-            f"{cheapest.benefit} solved for {cheapest.cost:,} schema tokens)")
-    if not any(deferred(pick[0], s) for s in SESSIONS):
-        largest = max(tools_tokens(session_tools(d)) for d in SESSIONS.values())
-        if chosen.cost > MAX_COST_FACTOR * cheapest.cost:
+def not_measurably_fewer(a: Sequence[ScenarioRun], b: Sequence[ScenarioRun]) -> bool:
+    """True unless ``a`` solves fewer than ``b`` by a paired 95 % interval over the same runs that excludes zero."""
+    return paired_difference_interval([float(r.success) for r in b], [float(r.success) for r in a])[0] <= 0
+
+
+def judge(runs: Mapping[Setting, Sequence[ScenarioRun]], pick: Setting) -> Point:
+    """The pick's point, or an AssertionError saying which standard it misses (never which setting meets it)."""
+    points = {setting: Point(setting, *totals(rs)) for setting, rs in runs.items()}
+    chosen = points[pick]
+    best = max(points.values(), key=lambda p: (p.benefit, -p.cost))
+    good = [p for s, p in points.items() if not_measurably_fewer(runs[s], runs[best.label])]
+    cheapest = min(good, key=lambda p: (p.cost, -p.benefit))
+    if chosen not in good:
+        if not any(deferred(pick[0], s) for s in SESSIONS):
+            largest = max(tools_tokens(session_tools(d)) for d in SESSIONS.values())
             raise AssertionError(
-                f"Threshold {pick[0]:,} defers nothing here (the largest session's definitions total {largest:,} tokens), "
-                f"so every definition is paid on every turn: {chosen.cost:,} schema tokens for {chosen.benefit} solved, "
-                f"more than {MAX_COST_FACTOR:g}× {fair}; choose from the results rather than a default.")
-    if chosen.benefit < need:
+                f"Threshold {pick[0]:,} defers nothing here (the largest session's definitions total {largest:,} tokens), so "
+                f"every definition is paid on every turn ({chosen.cost:,} schema tokens), and it solves {chosen.benefit}, "
+                "measurably fewer than the best setting: choose from the results rather than a default.")
         raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} solves {chosen.benefit} development scenarios, "
-                             f"fewer than {need} ({MIN_SHARE:.0%} of the best setting's {max(p.benefit for p in points)}).")
-    better = dominator(chosen, points)
-    if better is not None:
-        raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} ({chosen.benefit} solved, {chosen.cost:,} tokens) is "
-                             f"beaten by threshold {better.label[0]:,} with limit {better.label[1]} ({better.benefit} solved, "
-                             f"{better.cost:,} tokens).")
+                             f"measurably fewer than the best setting's {best.benefit} (a paired 95 % interval over the "
+                             f"same {len(runs[pick])} runs, wholly above zero).")
     if chosen.cost > MAX_COST_FACTOR * cheapest.cost:
         raise AssertionError(f"Threshold {pick[0]:,} with limit {pick[1]} costs {chosen.cost:,} schema tokens for "
-                             f"{chosen.benefit} solved, more than {MAX_COST_FACTOR:g}× {fair}.")
+                             f"{chosen.benefit} solved, more than {MAX_COST_FACTOR:g}× what the cheapest setting not "
+                             "measurably worse than the best costs: pay for measured gains only.")
     return chosen
 
 
@@ -204,13 +208,13 @@ async def held_out_report(pick: Setting) -> str:
 async def check(deferral_for: DeferralFor, choose_setting: Callable[..., object]) -> Passed:
     """Grade exercise 7: ``deferral_for`` runs like the reference, and ``choose_setting`` picks a fair setting."""
     await check_deferral_for(deferral_for)
-    results = await _reference_grid()
-    pick = call("choose_setting", choose_setting, dict(results))
-    if not isinstance(pick, (list, tuple)) or tuple(pick) not in results:
-        raise AssertionError(f"choose_setting(results) should return one of the (threshold, limit) keys of results; got {pick!r}.")
-    chosen = judge(results, tuple(pick))
-    load_all = results[(THRESHOLDS[-1], LIMITS[0])][0]
+    runs = await _reference_grid()
+    pick = call("choose_setting", choose_setting, dict(runs))
+    if not isinstance(pick, (list, tuple)) or tuple(pick) not in runs:
+        raise AssertionError(f"choose_setting(runs) should return one of the (threshold, limit) keys of runs; got {pick!r}.")
+    chosen = judge(runs, tuple(pick))
+    load_all = totals(runs[(THRESHOLDS[-1], LIMITS[0])])[0]
     n_dev = sum(len(scenarios_in(d, "dev")) for d in SESSIONS.values())
     return Passed(f"✓ threshold {pick[0]:,} with limit {pick[1]}: on the development scenarios {chosen.benefit} of {n_dev} solved for "
-                  f"{chosen.cost:,} schema tokens, {1 - chosen.cost / load_all:.0%} fewer than loading every tool; "
-                  f"{await held_out_report(tuple(pick))}.")
+                  f"{chosen.cost:,} schema tokens, {1 - chosen.cost / load_all:.0%} fewer than loading every tool, not "
+                  f"measurably fewer solved than the best setting; {await held_out_report(tuple(pick))}.")

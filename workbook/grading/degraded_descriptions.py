@@ -8,6 +8,10 @@ The grader measures the learner's own variants with the harness (``ToolCatalog``
 :func:`workbook.evaluation.cliff.selection_accuracy_sweep` for accuracy), so the answer it expects is the one
 the learner's table shows. A variant is matched to the original tools by position, which is why
 ``degrade`` must keep the order: ``tool_3`` stands for the third demo tool.
+
+An answer is judged by the chapters' rule: it is wrong only when another field brings the number back
+measurably further — a paired 95 % interval over the same queries that lies above zero
+(:func:`harness.core.rates.paired_difference_interval`) — and the message says so without naming that field.
 """
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ import statistics
 from typing import Callable, Sequence
 
 from harness.selection.catalog import ToolCatalog
-from workbook.evaluation.cliff import accuracy_by_n, provider_chooser, selection_accuracy_sweep
+from workbook.evaluation.cliff import provider_chooser, selection_accuracy_sweep
 from workbook.demo import CONFUSABLE_PAIRS, LabelledQuery, demo_tools, load_demo_queries
+from harness.core.rates import paired_difference_interval
 from harness.evaluation.metrics import recall_at_k
 from workbook.grading.learner import Passed, call
 from workbook.providers.offline import OfflineModel
@@ -67,31 +72,47 @@ def relabel(queries: Sequence[LabelledQuery], original: Sequence[Tool], variant:
     return [dataclasses.replace(q, gold=tuple(names[g] for g in q.gold)) for q in queries]
 
 
+def recall_values(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery], k: int = K) -> list[float]:
+    """Per query, recall@k of a ToolCatalog over ``variant`` (gold renamed), in the order of ``queries``."""
+    catalog = ToolCatalog(variant)
+    return [recall_at_k(catalog.rank(q.query, k), [(g,) for g in q.gold], k) for q in relabel(queries, original, variant)]
+
+
 def bm25_recall(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery], k: int = K) -> float:
     """Recall@k of a ToolCatalog over ``variant`` on the labelled queries (gold renamed)."""
-    catalog = ToolCatalog(variant)
-    found = [recall_at_k(catalog.rank(q.query, k), [(g,) for g in q.gold], k)
-             for q in relabel(queries, original, variant)]
-    return statistics.fmean(found)
+    return statistics.fmean(recall_values(original, variant, queries, k))
 
 
-async def selection_accuracy(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery],
-                             provider: Provider | None = None, n: int = N_SHOWN, seeds: Sequence[int] = (0,)) -> float:
-    """Chapter 1's sweep at one N: how often the model picks the gold tool among ``n`` (offline stand-in by default)."""
+async def accuracy_values(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery],
+                          provider: Provider | None = None, n: int = N_SHOWN, seeds: Sequence[int] = (0,)) -> list[float]:
+    """Per trial (query and seed, in that order), 1.0 when the model picks the gold tool among ``n`` (Chapter 1's sweep)."""
     names = renaming(original, variant)
     pairs = [(names[a], names[b]) for a, b in CONFUSABLE_PAIRS]
     trials = await selection_accuracy_sweep(provider_chooser(provider or OfflineModel()), list(variant),
                                             relabel(queries, original, variant), ns=[n], seeds=seeds,
                                             confusable_pairs=pairs)
-    return accuracy_by_n(trials)[0].mean
+    return [float(t.correct_tool) for t in sorted(trials, key=lambda t: (t.qid, t.seed))]
+
+
+async def selection_accuracy(original: Sequence[Tool], variant: Sequence[Tool], queries: Sequence[LabelledQuery],
+                             provider: Provider | None = None, n: int = N_SHOWN, seeds: Sequence[int] = (0,)) -> float:
+    """Chapter 1's sweep at one N: how often the model picks the gold tool among ``n`` (offline stand-in by default)."""
+    return statistics.fmean(await accuracy_values(original, variant, queries, provider, n, seeds))
+
+
+async def measure_values(original: Sequence[Tool], variants: dict[str, Sequence[Tool]],
+                         queries: Sequence[LabelledQuery]) -> dict[str, tuple[list[float], list[float]]]:
+    """Per variant, (BM25 recall@K per query, stand-in accuracy at N_SHOWN per query of :func:`accuracy_queries`)."""
+    sweep_queries = accuracy_queries(queries)
+    return {label: (recall_values(original, v, queries), await accuracy_values(original, v, sweep_queries))
+            for label, v in variants.items()}
 
 
 async def measure(original: Sequence[Tool], variants: dict[str, Sequence[Tool]],
                   queries: Sequence[LabelledQuery]) -> dict[str, tuple[float, float]]:
     """(BM25 recall@K on every query, stand-in accuracy at N_SHOWN on :func:`accuracy_queries`) per variant."""
-    sweep_queries = accuracy_queries(queries)
-    return {label: (bm25_recall(original, v, queries), await selection_accuracy(original, v, sweep_queries))
-            for label, v in variants.items()}
+    return {label: (statistics.fmean(r), statistics.fmean(a))
+            for label, (r, a) in (await measure_values(original, variants, queries)).items()}
 
 
 # --- checking the learner's variants ---------------------------------------------------------
@@ -163,19 +184,24 @@ def check_restored(original: Sequence[Tool], degraded: Sequence[Tool], restore: 
     return out
 
 
-def _best(numbers: dict[str, float]) -> list[str]:
-    top = max(numbers.values())
-    return [f for f, v in numbers.items() if v == top]
-
-
-def _check_answer(answer: object, numbers: dict[str, float], reader: str, metric: str, constant: str) -> str:
+def _check_answer(answer: object, values: dict[str, list[float]], reader: str, metric: str, constant: str) -> str:
+    """The answer, unless another field brings ``metric`` back measurably further (a paired interval above zero)."""
     if answer not in FIELDS:
         raise AssertionError(f"{constant} should be one of {', '.join(map(repr, FIELDS))}; got {answer!r}.")
-    best = _best(numbers)
-    if answer not in best:
-        raise AssertionError(f"You say the {answer} matters most to {reader}, but restoring the {best[0]} brings "
-                             f"{metric} back to {numbers[best[0]]:.2f}, more than the {answer}'s {numbers[answer]:.2f}.")
-    return answer
+    mine = values[str(answer)]
+    for field in FIELDS:
+        low, _ = paired_difference_interval(values[field], mine)
+        if field != answer and low > 0:
+            raise AssertionError(f"You say {answer!r} matters most to {reader}, but restoring another field brings {metric} "
+                                 f"back measurably further than {answer!r} does ({statistics.fmean(mine):.2f}; a paired 95 % "
+                                 "interval over the same queries, wholly above zero): read the table again.")
+    return str(answer)
+
+
+def _tied(answer: str, values: dict[str, list[float]]) -> str:
+    """The fields not measurably behind or ahead of ``answer``: what the verdict must say it cannot tell apart."""
+    level = [f for f in FIELDS if f != answer and paired_difference_interval(values[answer], values[f])[0] <= 0]
+    return f" (not measurably ahead of the {' or the '.join(level)})" if level else " (measurably ahead of every other field)"
 
 
 async def check(degrade: Callable[..., object], restore: Callable[..., object], most_important_for_bm25: object,
@@ -186,15 +212,16 @@ async def check(degrade: Callable[..., object], restore: Callable[..., object], 
     degraded = call("degrade", degrade, list(original))
     check_degraded(original, degraded)
     restored = check_restored(original, degraded, restore)
-    numbers = await measure(original, {"original": original, "degraded": degraded, **restored}, queries)
-    (r0, a0), (r1, a1) = numbers["original"], numbers["degraded"]
+    values = await measure_values(original, {"original": original, "degraded": degraded, **restored}, queries)
+    (r0, a0), (r1, a1) = ((statistics.fmean(x) for x in values[v]) for v in ("original", "degraded"))
     if r1 > r0 - 0.2:
         raise AssertionError(f"Degrading barely moved BM25 recall@{K} ({r0:.2f} → {r1:.2f}): the tools still give themselves away.")
-    recall = {f: numbers[f][0] for f in FIELDS}
-    accuracy = {f: numbers[f][1] for f in FIELDS}
+    recall = {f: values[f][0] for f in FIELDS}
+    accuracy = {f: values[f][1] for f in FIELDS}
     bm25 = _check_answer(most_important_for_bm25, recall, "BM25", f"recall@{K}", "MOST_IMPORTANT_FOR_BM25")
     model = _check_answer(most_important_for_model, accuracy, "the offline stand-in", f"accuracy among {N_SHOWN} tools",
                           "MOST_IMPORTANT_FOR_MODEL")
     return Passed(f"✓ degrading drops BM25 recall@{K} from {r0:.2f} to {r1:.2f} and the stand-in's accuracy among "
-                  f"{N_SHOWN} tools from {a0:.2f} to {a1:.2f}; restoring the {bm25} brings recall back to {recall[bm25]:.2f}, "
-                  f"restoring the {model} brings accuracy back to {accuracy[model]:.2f} — the most of any one field.")
+                  f"{N_SHOWN} tools from {a0:.2f} to {a1:.2f}; restoring the {bm25} brings recall back to "
+                  f"{statistics.fmean(recall[bm25]):.2f}{_tied(bm25, recall)}, restoring the {model} brings accuracy back "
+                  f"to {statistics.fmean(accuracy[model]):.2f}{_tied(model, accuracy)}.")

@@ -6,7 +6,8 @@ The exercise follows Chapter 5 (MCP integration): the learner writes
 to what a model API and a harness need, one property at a time, on identities that break naive
 schemes: two servers that both expose ``read_file``, two server names that sanitise alike
 (``example-server`` and ``example_server``), names too long for 64 characters, and characters a
-model API refuses. Then it compares the names with :class:`harness.mcp.names.NameTable`.
+model API refuses. The scheme is the learner's to write: the package's own (:mod:`harness.mcp.names`, the
+``NameTable`` every hub keeps) is refused. Then it compares the names with ``NameTable``'s.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import random
 import re
 from typing import Callable, Sequence
 
-from workbook.grading.learner import Passed, call
+from harness.mcp import names as package_names
+from workbook.grading.learner import Passed, call, refuse_borrowed
 from harness.mcp.names import MAX_NAME_LENGTH, NameTable, sanitize
 
 Identity = tuple[str, str]
@@ -38,6 +40,11 @@ IDENTITIES: list[Identity] = [
 #: A server added later that collides with nothing already there.
 NEWCOMER: Identity = ("calendar", "create_event")
 _SAFE = re.compile(r"[A-Za-z0-9_]+")
+#: The package's naming scheme, which the learner's canonical_name may not use.
+PACKAGE_NAMING: dict[object, str] = {
+    NameTable: "harness.mcp.names.NameTable", package_names.sanitize: "harness.mcp.names.sanitize",
+    package_names.base_name: "harness.mcp.names.base_name", package_names.identity_hash: "harness.mcp.names.identity_hash",
+    package_names.hashed_name: "harness.mcp.names.hashed_name"}
 
 
 def names_for(canonical_name: Callable[..., object], identities: Sequence[Identity]) -> dict[Identity, str]:
@@ -89,6 +96,8 @@ def check_stable(canonical_name: Callable[..., object], names: dict[Identity, st
 
 def check(canonical_name: Callable[..., object]) -> Passed:
     """Grade exercise 6: unique, safe, ≤ 64 characters, stable, routable names; compared with NameTable."""
+    refuse_borrowed("canonical_name", canonical_name, PACKAGE_NAMING,
+                    "write the scheme yourself (sanitise, detect collisions from the whole set, add a stable suffix).")
     names = names_for(canonical_name, IDENTITIES)
     check_names(names)
     orders = check_stable(canonical_name, names)

@@ -10,9 +10,11 @@ message alone already finds almost every step's tool, so nothing is left to win.
 :data:`K` tools shown per step the query decides, and a query that names the step coming next
 beats the whole message by an interval that excludes zero.
 
-Two checks, with stated bars. The classifier is measured on the demo world's labelled literal
-queries, whose ``domain`` field is the answer key (:data:`MIN_ACCURACY`); a miss is reported as
-the request, where it went and where it belongs. The query must beat the transcript query, and
+Two checks, with stated bars. The classifier is rules only, as the exercise says: it may not look
+anything up — the labelled queries (the answer key), the tools' own text, or the package's rankers
+(:data:`LOOKUPS`), with which a one-liner routes by the best-ranked tool's domain. It is measured on the
+demo world's labelled literal queries, whose ``domain`` field is the answer key (:data:`MIN_ACCURACY`); a
+miss is reported as the request, where it went and where it belongs. The query must beat the transcript query, and
 beat the latest user message by a paired 95 % interval over the steps
 (:func:`harness.core.rates.paired_difference_interval`) whose lower end is above zero.
 """
@@ -23,7 +25,10 @@ from typing import Callable
 
 from harness.selection.catalog import ToolCatalog
 from workbook.demo import DOMAINS, demo_tools, load_demo_queries, load_demo_scenarios
-from workbook.grading.learner import Passed, call
+from harness.retrieval.named import make_retriever
+from workbook.demo.labels import demo_dataset, demo_queries
+from workbook.grading.learner import Passed, call, refuse_borrowed
+from workbook.research.hierarchical import HierarchicalRetriever, server_records
 from harness.core.messages import Transcript
 from harness.selection.queries import query_from_transcript, query_from_user_message
 from harness.core.rates import paired_difference_interval
@@ -32,10 +37,17 @@ from workbook.evaluation.scenarios import per_step_hits
 MIN_ACCURACY = 0.70
 KINDS = ("task", "pivot")
 K = 3  # tools shown per step: a tight budget, where the query decides
+#: What a rule-based classifier may not use: the answer key, the tools' text, the package's rankers.
+LOOKUPS: dict[object, str] = {
+    load_demo_queries: "load_demo_queries (the labelled answers)", demo_queries: "demo_queries (the labelled answers)",
+    demo_dataset: "demo_dataset (the labelled answers)", demo_tools: "demo_tools (a lookup in the tools' own text)",
+    ToolCatalog: "ToolCatalog (the package's BM25 ranking)", make_retriever: "make_retriever (the package's rankers)",
+    HierarchicalRetriever: "HierarchicalRetriever (the package's server ranking)", server_records: "server_records"}
 
 
 def check_classifier(classify: Callable[[str], object]) -> float:
     """The share of literal demo queries routed to their labelled domain; AssertionError below the bar."""
+    refuse_borrowed("classify", classify, LOOKUPS, "route with rules you write: words, symbols, counts.")
     queries = [q for q in load_demo_queries() if q.kind == "literal"]
     misses = []
     for q in queries:

@@ -13,7 +13,8 @@ on the demo world alone (it ships with the workbook), so it needs neither the pu
 embedding extra; Chapter 8's hybrid baseline and its public test sets are left to "Think further".
 
 Two guards keep the measurement honest: the questions may not contain a labelled demo query (that
-would be learning from the test), and Chapter 8's own writer is not an answer.
+would be learning from the test), and Chapter 8's own writer is not an answer — neither as it is nor
+inside the learner's function (:func:`~workbook.grading.learner.refuse_borrowed` reads the code).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import statistics
 from typing import Callable
 
 from harness.evaluation.metrics import evaluate
-from workbook.grading.learner import Passed, call
+from workbook.grading.learner import Passed, call, refuse_borrowed
 from harness.core.rates import paired_difference_interval
 from workbook.demo.labels import demo_dataset
 from workbook.research.expansion import QuestionCache, expanded, rule_questions
@@ -78,9 +79,8 @@ def check_no_leak(tools: list[CatalogTool], write: Callable[[CatalogTool], list[
 
 def check(my_questions: Callable[[CatalogTool], object]) -> Passed:
     """Grade exercise 9: your questions raise fielded BM25's MRR on the test rows by a separated paired interval."""
-    if my_questions is rule_questions:
-        raise AssertionError("my_questions is Chapter 8's own rule_questions; write rules of your own "
-                             "(borrow its ideas, then add what your development rows show is missing).")
+    refuse_borrowed("my_questions", my_questions, {rule_questions: "Chapter 8's own rule_questions"},
+                    "write rules of your own (borrow its ideas, then add what your development rows show is missing).")
     tools, rows = split()
     write = checked_writer(my_questions)
     check_no_leak(tools, write, [*rows.development, *rows.test])

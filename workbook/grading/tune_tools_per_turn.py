@@ -4,12 +4,16 @@ The exercise follows Chapter 3 (the per-turn loop): run the demo's task scenario
 :func:`workbook.evaluation.scenarios.run_scenarios` with the offline stand-in at several ``tools_per_turn``
 settings, plot task success against the schema tokens a task costs, and pick a setting.
 
-What counts as a good pick is stated, not hidden: it must be on the Pareto front of the measured
-grid (no setting solves as many tasks for fewer tokens), and either its success is within
-:data:`SUCCESS_TOLERANCE` of the best measured success or its success per token is within
-:data:`RATIO_TOLERANCE` of the best measured ratio — the "most for the money" knee. The grader
-re-measures, with the harness, the points the verdict rests on (the pick, the most successful
-setting, the one with most success per token); the whole grid is the learner's to measure.
+What counts as a good pick is stated, not hidden, and differences in success are called by the chapters'
+rule — a paired 95 % interval over the same task scenarios that excludes zero
+(:func:`harness.core.rates.paired_difference_interval`):
+
+1. it pays for something: every setting that costs fewer schema tokens solves measurably fewer tasks;
+2. its success is not measurably below the best measured success, or its success per token is within
+   :data:`RATIO_TOLERANCE` of the best measured ratio — the "most for the money" knee.
+
+The grader measures every setting of :data:`GRID` itself, checks the learner's curve against it, and
+judges the pick on those runs. ``measure`` is the learner's: the grader's own reference is refused.
 """
 from __future__ import annotations
 
@@ -17,15 +21,15 @@ import math
 import re
 import statistics
 
+from harness.core.rates import paired_difference_interval
 from workbook.demo import load_demo_scenarios
-from workbook.grading.learner import Passed
-from workbook.grading.pareto import Point, dominator
+from workbook.grading.learner import Passed, refuse_borrowed
+from workbook.grading.pareto import Point
 from workbook.providers.offline import OfflineModel
 from harness.selection.ranking import Selector
-from workbook.evaluation.scenarios import fresh_demo_catalog, run_scenarios, success_rate
+from workbook.evaluation.scenarios import ScenarioRun, fresh_demo_catalog, run_scenarios, success_rate
 
 GRID = (3, 5, 7, 10, 15, 20, 30)
-SUCCESS_TOLERANCE = 0.10
 RATIO_TOLERANCE = 0.10
 
 
@@ -33,9 +37,14 @@ def task_scenarios() -> list:
     return [s for s in load_demo_scenarios() if s.kind == "task"]
 
 
+async def reference_runs(k: int) -> list[ScenarioRun]:
+    """The task scenarios run with ``tools_per_turn=k``: offline stand-in, default query, a fresh catalog each."""
+    return await run_scenarios(OfflineModel(), fresh_demo_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
+
+
 async def reference_point(k: int) -> tuple[float, float]:
-    """(task success, mean schema tokens per task) with ``tools_per_turn=k``, offline stand-in, default query."""
-    runs = await run_scenarios(OfflineModel(), fresh_demo_catalog, task_scenarios(), selector=lambda c: Selector.over(c, k=k))
+    """(task success, mean schema tokens per task) with ``tools_per_turn=k``."""
+    runs = await reference_runs(k)
     return success_rate(runs), statistics.fmean(r.schema_tokens for r in runs)
 
 
@@ -75,23 +84,31 @@ def check_curve(curve: object) -> dict[int, tuple[float, float]]:
     return {k: (float(s), float(t)) for k, (s, t) in curve.items()}
 
 
-def judge_pick(points: list[Point], pick: int) -> str:
-    """Why ``pick`` is acceptable (a phrase for the verdict); AssertionError when it is not."""
+def measurably_below(a: list[float], b: list[float]) -> bool:
+    """True when success ``a`` is below ``b`` by a paired 95 % interval over the same tasks that excludes zero."""
+    return paired_difference_interval(b, a)[0] > 0
+
+
+def judge_pick(points: list[Point], pick: int, wins: dict[int, list[float]]) -> str:
+    """Why ``pick`` is acceptable (a phrase for the verdict); AssertionError when it is not.
+
+    ``wins`` holds each setting's per-task success (1.0 or 0.0), the same tasks in the same order.
+    """
     chosen = next(p for p in points if p.label == pick)
-    better = dominator(chosen, points)
-    if better is not None:
-        raise AssertionError(f"tools_per_turn={pick} is beaten by {better.label}: success {better.benefit:.2f} for "
-                             f"{better.cost:,.0f} schema tokens, against {chosen.benefit:.2f} for {chosen.cost:,.0f}.")
+    cheaper = [p for p in points if p.cost < chosen.cost and not measurably_below(wins[p.label], wins[pick])]
+    if cheaper:
+        raise AssertionError(f"tools_per_turn={pick} pays for nothing: a setting that costs fewer schema tokens per task "
+                             f"solves not measurably fewer tasks (a paired 95 % interval over the {len(wins[pick])} tasks "
+                             "that includes zero).")
     best, thrifty = best_points(points)
-    if chosen.benefit >= best.benefit - SUCCESS_TOLERANCE:
-        return f"within {SUCCESS_TOLERANCE:.2f} of the best success ({best.benefit:.2f} at {best.label})"
+    if not measurably_below(wins[pick], wins[best.label]):
+        return f"not measurably below the best success ({best.benefit:.2f})"
     if per_thousand(chosen) >= (1 - RATIO_TOLERANCE) * per_thousand(thrifty):
-        return (f"within {RATIO_TOLERANCE:.0%} of the best success per 1,000 tokens "
-                f"({per_thousand(thrifty):.3f} at {thrifty.label})")
-    raise AssertionError(f"tools_per_turn={pick} solves {chosen.benefit:.2f} of the tasks, more than {SUCCESS_TOLERANCE:.2f} "
-                         f"below the best ({best.benefit:.2f} at {best.label}), and its success per 1,000 schema tokens "
-                         f"({per_thousand(chosen):.3f}) is not within {RATIO_TOLERANCE:.0%} of the best "
-                         f"({per_thousand(thrifty):.3f} at {thrifty.label}).")
+        return f"within {RATIO_TOLERANCE:.0%} of the best success per 1,000 tokens ({per_thousand(thrifty):.3f})"
+    raise AssertionError(f"tools_per_turn={pick} solves {chosen.benefit:.2f} of the tasks, measurably fewer than the best "
+                         f"setting ({best.benefit:.2f}; a paired 95 % interval above zero), and its success per 1,000 schema "
+                         f"tokens ({per_thousand(chosen):.3f}) is not within {RATIO_TOLERANCE:.0%} of the best "
+                         f"({per_thousand(thrifty):.3f}).")
 
 
 def per_thousand(p: Point) -> float:
@@ -104,12 +121,11 @@ def best_points(points: list[Point]) -> tuple[Point, Point]:
     return max(points, key=lambda p: (p.benefit, -p.cost)), max(points, key=per_thousand)
 
 
-async def check(curve: object, pick: object, reason: object) -> Passed:
-    """Grade exercise 3: the curve agrees with the reference where the verdict rests, and PICK is a fair choice.
-
-    The grader re-measures the pick, the most successful setting and the one with the most success
-    per token — the points the verdict depends on — and judges the pick on the learner's curve.
-    """
+async def check(measure: object, curve: object, pick: object, reason: object) -> Passed:
+    """Grade exercise 3: ``measure`` is the learner's, the curve agrees with the reference, and PICK is a fair choice."""
+    refuse_borrowed("measure", measure, {reference_point: "the grader's own reference_point",
+                                         reference_runs: "the grader's own reference_runs"},
+                    "run the task scenarios with run_scenarios yourself.")
     curve = check_curve(curve)
     if isinstance(pick, bool) or not isinstance(pick, int) or pick not in curve:
         raise AssertionError(f"PICK should be one of the tools_per_turn settings in your curve {sorted(curve)}; got {pick!r}.")
@@ -120,16 +136,16 @@ async def check(curve: object, pick: object, reason: object) -> Passed:
         what = "only its success" if has_success else "only its tokens" if has_tokens else "neither"
         raise AssertionError(f"REASON should justify tools_per_turn={pick} with what you measured there: its task success "
                              f"({curve[pick][0]:.2f}) and its schema tokens per task ({curve[pick][1]:,.0f}); it quotes {what}.")
-    points = [Point(k, tokens, success) for k, (success, tokens) in sorted(curve.items())]
-    best, thrifty = best_points(points)
-    for k in dict.fromkeys([pick, best.label, thrifty.label]):
-        success, tokens = await reference_point(k)
+    runs = {k: await reference_runs(k) for k in GRID}
+    for k in GRID:
+        success, tokens = success_rate(runs[k]), statistics.fmean(r.schema_tokens for r in runs[k])
         if not _same(curve[k][0], success) or not _same(curve[k][1], tokens):
             raise AssertionError(f"Your curve has success {curve[k][0]:.3f} and {curve[k][1]:,.0f} schema tokens at "
                                  f"tools_per_turn={k}; the reference measures {success:.3f} and {tokens:,.0f} (all "
                                  f"{len(task_scenarios())} task scenarios, a fresh catalog each, tokens summed over a "
                                  "run's turns and averaged over runs).")
-    why = judge_pick(points, pick)
+    points = [Point(k, curve[k][1], curve[k][0]) for k in GRID]
+    why = judge_pick(points, pick, {k: [float(r.success) for r in rs] for k, rs in runs.items()})
     success, tokens = curve[pick]
     return Passed(f"✓ tools_per_turn={pick} solves {success:.2f} of the {len(task_scenarios())} tasks for {tokens:,.0f} "
-                  f"schema tokens per task: on the Pareto front of {len(points)} settings, {why}.")
+                  f"schema tokens per task: every cheaper setting solves measurably fewer, and it is {why}.")

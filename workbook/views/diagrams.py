@@ -18,7 +18,7 @@ import html
 import math
 import textwrap
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Protocol, Sequence
 from xml.sax.saxutils import escape
 
 from harness.selection.catalog import ToolCatalog
@@ -595,9 +595,192 @@ def course_map(chapters: Sequence[Chapter] = COURSE) -> Diagram:
                     + ". Going further: " + "; ".join(f"Chapter {ch.number}, {ch.title}: {ch.piece}" for ch in extra) + ".")
 
 
+# ---------------------------------------------------------------- (h) a failing server behind the hub
+
+class _Status(Protocol):
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class _Result(Protocol):
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def is_error(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _Example:
+    """The default picture's inputs: Chapter 5b's three servers after a hang and a crash."""
+
+    state: str
+    reason: str = ""
+    content: str = ""
+    is_error: bool = False
+
+
+EXAMPLE_STATUSES = {"tracker": _Example("failed", "command 'mcp-issue-tracker' not found"),
+                    "misbehave": _Example("crashed", "the server exited during a call to 'crash_server'"),
+                    "time": _Example("ready", "2 tools listed")}
+EXAMPLE_CALLS = (("misbehave", "slow_operation", _Example("", content="did not answer within 1 s", is_error=True)),
+                 ("misbehave", "crash_server", _Example("", content="crashed during the call", is_error=True)),
+                 ("time", "get_current_time", _Example("", content='{"timezone": "UTC"}')))
+STATE_STYLE = {"ready": (GREEN, False, False), "failed": (GREY, True, False), "crashed": (ORANGE, False, True)}
+
+
+def _clause(text: str) -> str:
+    """A result or reason up to its first ';' (the rest is detail a diagram has no room for)."""
+    return text.split(";")[0].strip()
+
+
+def hub_failures(statuses: Mapping[str, _Status] | None = None,
+                 calls: Sequence[tuple[str, str, _Result]] | None = None) -> Diagram:
+    """Chapter 5b: servers that are missing, hang or crash become statuses and error results; the session goes on.
+
+    Drawn from what the hub reported: ``statuses`` is ``hub.statuses`` (state and reason per server), ``calls``
+    the (server, tool, result) of the calls made — Chapter 5b's three servers after a hang and a crash by default.
+    """
+    shown: Mapping[str, _Status] = EXAMPLE_STATUSES if statuses is None else statuses
+    made: Sequence[tuple[str, str, _Result]] = EXAMPLE_CALLS if calls is None else calls
+    c = _Canvas(880)
+    c.text(16, 26, "A failing server becomes a status and an error result, never a dead session", 15, bold=True)
+    cx, cw, hx, hw, sx, sw = 16, 300, 360, 290, 690, 174
+    c.text(cx, 58, "the agent's calls and what came back", 13, bold=True)
+    c.text(hx, 58, "the hub's status for each server", 13, bold=True)
+    c.text(sx, 58, "the servers", 13, bold=True)
+    y = 72
+    for server, status in shown.items():
+        mine = [(tool, r) for s, tool, r in made if s == server]
+        height = max(58, 66 * len(mine) - 8)
+        colour, dashed, hatched = STATE_STYLE.get(status.state, (BLUE, False, False))
+        c.box(sx, y, sw, height, [server, {"failed": "never started", "crashed": "process gone"}.get(status.state, "running")],
+              colour, dashed=dashed, hatched=hatched)
+        c.box(hx, y, hw, height, [f"{server}: {status.state}", *wrap(_clause(status.reason), hw - 12, 12)[:2]], colour, size=12)
+        c.arrow(hx + hw + 2, y + height / 2, sx - 2, y + height / 2, both=True)
+        if not mine:
+            c.box(cx, y, cw, height, ["no call", "its tools were never listed"], GREY, size=12, dashed=True)
+        for i, (tool, result) in enumerate(mine):
+            said = "error result" if result.is_error else "answered"
+            detail = wrap(_clause(result.content), cw - 12, 12)[:2] if result.is_error else []
+            c.box(cx, y + i * 66, cw, 58, [f"{tool} → {said}", *detail], ORANGE if result.is_error else GREEN, size=12)
+            c.arrow(cx + cw + 2, y + i * 66 + 29, hx - 2, y + height / 2, both=True)
+        y += height + 16
+    c.text(16, y + 16, "The loop reads each error result as the tool's answer and goes on; the status names what failed and why.",
+           13, italic=True)
+    states = ", ".join(f"{name} {s.state}" for name, s in shown.items())
+    results = ", ".join(f"{tool}: {'error result' if r.is_error else 'answered'}" for _, tool, r in made)
+    return c.render("hub-failures", "A failing server becomes a status and an error result",
+                    f"Servers and the hub's status for each: {states}. Calls and what came back: {results}. "
+                    "The session goes on.")
+
+
+# ---------------------------------------------------------------- (i) learned signals: a query log and a usage prior
+
+def _flow(c: _Canvas, x: float, y: float, w: float, steps: Sequence[tuple[Sequence[str], tuple[str, str]]],
+          side: tuple[float, Sequence[str]] | None = None) -> float:
+    """Boxes stacked with arrows between them; ``side`` is (index, lines): a dashed box feeding that step from the right."""
+    h, gap = 50, 22
+    for i, (lines, colour) in enumerate(steps):
+        c.box(x, y, w, h, lines, colour, size=12)
+        if i:
+            c.arrow(x + w / 2, y - gap, x + w / 2, y - 2)
+        if side is not None and side[0] == i:
+            sw = 170
+            c.box(x + w + 24, y - 8, sw, h + 16, side[1], ORANGE, size=12, dashed=True)
+            c.arrow(x + w + 22, y + h / 2, x + w + 2, y + h / 2)
+        y += h + gap
+    return y
+
+
+def _two_panels(title: str, left: str, right: str) -> _Canvas:
+    """A canvas with a title and two panel headings, left at x = 16 and right at x = 450."""
+    c = _Canvas(880)
+    c.text(16, 26, title, 15, bold=True)
+    c.text(16, 50, left, 14, bold=True)
+    c.text(450, 50, right, 14, bold=True)
+    return c
+
+
+def query_log_and_prior() -> Diagram:
+    """Chapter 6c: two learned signals feeding a ranker — a log of past queries, and a prior from past use."""
+    c = _two_panels("Learning from a log: past queries vote, past use lifts", "1 · Query log (QueryLogRetriever)",
+                    "2 · Usage prior (UsagePriorRetriever)")
+    left = _flow(c, 16, 66, 230, [
+        (["a new query"], BLUE),
+        (["nearest logged queries", "by BM25 over the log"], GREY),
+        (["their tools vote"], GREY),
+        (["fused by RRF", "with fielded BM25"], GREEN)],
+        side=(1, ["the log:", "past queries and", "the tools they needed"]))
+    right = _flow(c, 450, 66, 230, [
+        (["a new task"], BLUE),
+        (["the base ranking", "(hybrid-task)"], GREY),
+        (["its first places kept"], GREY),
+        (["then every second place:", "relevance + prior"], GREEN)],
+        side=(3, ["uses per tool:", "log1p, scaled", "to 0–1"]))
+    bottom = max(left, right)
+    c.text(16, bottom + 4, "Pays when jobs recur; a job the log never saw", 13, italic=True)
+    c.text(16, bottom + 22, "gets little (memorisation, not generalisation).", 13, italic=True)
+    c.text(450, bottom + 4, "Lifts the tools tasks use but rarely name", 13, italic=True)
+    c.text(450, bottom + 22, "(the file writer, the clock, the geocoder).", 13, italic=True)
+    return c.render("query-log-and-prior", "Two learned signals: a query log and a usage prior",
+                    "Left: a new query finds the nearest logged queries by BM25, their tools vote, and the votes are fused "
+                    "with fielded BM25 by RRF. Right: a base ranking keeps its first places, and from there every second "
+                    "place goes to relevance plus a prior counted from past use (log1p, scaled to 0 to 1).")
+
+
+# ---------------------------------------------------------------- (j) zero-shot: servers first, and query planning
+
+PLANNED_TASK = "Show me the contents of notes/todo.md, then post its first line to the #dev channel"
+
+
+def servers_first_and_planning(task: str = PLANNED_TASK, servers: int = 3) -> Diagram:
+    """Chapter 8a: two zero-shot ideas — rank servers before tools, and rank a task's steps apart, then fuse.
+
+    The steps drawn are :func:`workbook.steps.split_steps`'s own for ``task``.
+    """
+    from workbook.steps import split_steps
+
+    steps = split_steps(task)
+    if not 1 <= len(steps) <= 4:
+        raise ValueError(f"The planning diagram draws a task of 1 to 4 steps; {task!r} has {len(steps)}.")
+    c = _two_panels("Two zero-shot ideas: servers before tools, and one query per step",
+                    "1 · Servers first (HierarchicalRetriever)", "2 · Query planning (PlannedRetriever)")
+    left = _flow(c, 16, 66, 230, [
+        (["the query"], BLUE),
+        (["rank the server documents", "(hybrid search)"], GREY),
+        ([f"the best {servers} servers"], GREY),
+        (["their tools first, in the", "tool ranking's order"], GREEN),
+        (["then every other tool:", "nothing is lost"], GREEN)],
+        side=(1, ["a server's document:", "its name, description,", "its tools' names"]))
+    c.box(450, 66, 414, 62, ["the task", *wrap(f"“{task}”", 402, 12)[:2]], BLUE, size=12)
+    y, sw = 66 + 62 + 22, (414 - 12 * (len(steps) - 1)) / len(steps)
+    for i, step in enumerate(steps):
+        x = 450 + i * (sw + 12)
+        c.box(x, y, sw, 62, [f"step {i + 1}", *wrap(step, sw - 10, 12)[:2]], GREY, size=12)
+        c.arrow(x + sw / 2, y - 22, x + sw / 2, y - 2)
+    y += 62 + 22
+    c.box(450, y, 414, 50, [f"rank the task (weight {len(steps)}) and each step (weight 1)"], GREY, size=12)
+    c.arrow(657, y - 22, 657, y - 2)
+    y += 50 + 22
+    c.box(450, y, 414, 50, ["fuse the rankings by RRF: one ranking"], GREEN, size=12)
+    c.arrow(657, y - 22, 657, y - 2)
+    bottom = max(left, y + 50 + 22)
+    c.text(16, bottom + 4, "A task that does not split is ranked as before; the whole task weighs as much as its steps together.",
+           13, italic=True)
+    return c.render("servers-first-and-planning", "Servers first, and query planning",
+                    f"Left: the query ranks server documents, the tools of the best {servers} servers come first in the tool "
+                    f"ranking's order, then every other tool. Right: the task {task!r} splits into {len(steps)} steps "
+                    f"({'; '.join(steps)}); the task and each step are ranked and the rankings fused by RRF.")
+
+
 DIAGRAMS = {"request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
             "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map,
-            "failure_points": failure_points}
+            "failure_points": failure_points, "hub_failures": hub_failures, "query_log_and_prior": query_log_and_prior,
+            "servers_first_and_planning": servers_first_and_planning}
 
 
 def demo_rankings(query: str = "find where a function is defined in the code", dense: bool = True

@@ -5,15 +5,23 @@ Used at the end of every chapter, from Chapter 0 on. A question is plain data (:
 ipywidgets (radio buttons, a Check button, feedback) and carries a static HTML fallback in the
 same output — each answer and its reason behind a ``<details>`` — which a notebook rendered
 without a kernel or without widgets (GitHub, nbconvert) shows instead.
+
+A question has at least three options, so that a guess is a guess; :func:`from_static_html` reads the
+fallback back into questions, which is how tests/test_selfcheck.py checks every chapter's saved self-check
+(answers spread over the options, each reason citing a figure the chapter prints).
 """
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from harness.core.html import esc
 
 RIGHT, WRONG = "✔ Right.", "✘ Not quite."
+#: Fewer options than this make a question a coin toss.
+MIN_OPTIONS = 3
 
 
 @dataclass(frozen=True)
@@ -27,8 +35,8 @@ class Question:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", tuple(self.options))
-        if len(self.options) < 2:
-            raise ValueError(f"The question {self.prompt[:60]!r} needs at least two options, not {len(self.options)}.")
+        if len(self.options) < MIN_OPTIONS:
+            raise ValueError(f"The question {self.prompt[:60]!r} needs at least {MIN_OPTIONS} options, not {len(self.options)}.")
         if not 0 <= self.answer < len(self.options):
             raise ValueError(f"The question {self.prompt[:60]!r} has options 0 to {len(self.options) - 1}; "
                              f"its answer index {self.answer} is none of them.")
@@ -61,6 +69,17 @@ def static_html(questions: Sequence[Question]) -> str:
                      f"{esc(q.options[q.answer])}</b> — {esc(q.why)}</p></details></li>")
     parts.append("</ol></div>")
     return "".join(parts)
+
+
+_QUESTION = re.compile(r'<li><p>(.*?)</p><ol type="A">(.*?)</ol><details><summary>Show the answer</summary>'
+                       r"<p><b>([A-Z])\. .*?</b> — (.*?)</p></details></li>", re.S)
+
+
+def from_static_html(page: str) -> list[Question]:
+    """The questions of a :func:`static_html` page (a chapter's saved self-check output), answers included."""
+    return [Question(html.unescape(prompt), tuple(html.unescape(o) for o in re.findall(r"<li>(.*?)</li>", options, re.S)),
+                     ord(letter) - ord("A"), html.unescape(why))
+            for prompt, options, letter, why in _QUESTION.findall(page)]
 
 
 def _question_widget(number: int, question: Question):
