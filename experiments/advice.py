@@ -168,7 +168,22 @@ def _loop_guard() -> dict[str, str]:
     return {"real tasks": f"{plain.n}", "real tasks success": f"{plain.success:.2f} [{plain.low:.2f}, {plain.high:.2f}]",
             "real tasks repeating a call": f"{round(plain.repeated * plain.n)}",
             "guarded turns": f"{guarded.turns:.1f}", "plain turns": f"{plain.turns:.1f}",
-            "guarded success": f"{guarded.success:.2f} [{guarded.low:.2f}, {guarded.high:.2f}]"}
+            "guarded success": f"{guarded.success:.2f} [{guarded.low:.2f}, {guarded.high:.2f}]", **_stronger_model(rows)}
+
+
+def _stronger_model(smaller: list) -> dict[str, str]:
+    """The same loop on Qwen2.5-Coder-1.5B (its committed rows so far: per-turn top-10 on the development tasks),
+    paired with the 0.5B's runs of the same tasks (Chapter 5c)."""
+    from experiments import real_tasks
+
+    top_k = real_tasks.CONFIGS[0]
+    rows = [r for r in real_tasks.load(model="1.5b") if r.kind == "task"]
+    run = real_tasks.summarize(rows, top_k, "dev")
+    gap, low, high = real_tasks.paired_success(rows, top_k, smaller, top_k, "dev")
+    return {"1.5b tasks finished": f"{round(run.success * run.n)}",
+            "1.5b tasks success": f"{run.success:.2f} [{run.low:.2f}, {run.high:.2f}]",
+            "1.5b - 0.5b": f"{gap:+.2f} [{low:+.2f}, {high:+.2f}]",
+            "1.5b never stopped": f"{run.failures['never stopped']}"}
 
 
 def _detector() -> dict[str, str]:
