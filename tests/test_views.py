@@ -50,6 +50,10 @@ def test_timeline_of_a_real_run(small_tools):
     slider, out = widget.children
     slider.value = 1
     assert out.value == timeline_html(rows[:1])
+    (arguments, result_text), = rows[0].said  # what Chapter 5c shows of a watched run: arguments and result
+    assert '"a.txt"' in arguments and result_text and result_text[:40] in timeline_html(rows, details=True)
+    shown = arguments.replace('"', "&quot;")  # as the table escapes it
+    assert shown not in timeline_html(rows) and shown in timeline_html(rows, details=True)
 
 
 def test_cliff_view():
