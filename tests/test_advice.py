@@ -53,7 +53,7 @@ def test_the_page_calls_a_difference_only_where_its_interval_excludes_zero(figur
         low, high = map(float, re.findall(r"[+-]\d\.\d\d", figures[name])[1:])
         assert low < 0 < high and "not separated" in PAGE
     for name in ("dev latest - transcript", "heldout latest - transcript", "hybrid - bm25 demo", "hybrid - bm25 livemcp-task",
-                 "documents bm25", "documents bm25 toollens"):
+                 "documents bm25", "documents bm25 toollens", "1.5b top-10 - all tools"):
         low, high = map(float, re.findall(r"[+-]\d\.\d\d", figures[name])[1:])
         assert low > 0, name
 
