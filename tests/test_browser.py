@@ -12,6 +12,9 @@ before and after Run All; Chapter 0 is walked as a learner walks it, Run All inc
 """
 from __future__ import annotations
 
+import ast
+import builtins
+
 import os
 from pathlib import Path
 
@@ -29,15 +32,43 @@ VIEWS = "browser_views.ipynb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell's code reads, names it defines); a cell that does not parse (a magic) reads something unknown."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = compile("\n".join(lines), "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError:
+        return {"<unparsed>"}, set()
+    read, made = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (made if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            made.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            made.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            made.add(node.arg)
+    return read - set(dir(builtins)), made
+
+
 def cells_to_run(notebook: nbformat.NotebookNode) -> list[int]:
     """The cells (indices among all cells) that show a widget and what they need: every code cell from the first
-    to the last widget of the chapter's own, then the self-check. Which cells show widgets is read from the saved
-    outputs, a whole run's (``make notebooks``)."""
+    to the last widget of the chapter's own, then the self-check — after every cell before it when it reads a name
+    those cells do not define. Which cells show widgets is read from the saved outputs, a whole run's
+    (``make notebooks``)."""
     code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
     shows = [i for i in code if any(WIDGET_VIEW in o.get("data", {}) for o in notebook.cells[i].get("outputs", []))]
     checks = [i for i in shows if "self_check(" in notebook.cells[i].source]
     own = [i for i in shows if i not in checks]
-    return [i for i in code if i <= (own[-1] if own else code[0])] + checks
+    chosen = [i for i in code if i <= (own[-1] if own else code[0])]
+    for check in checks:
+        defined = set().union(*(names(notebook.cells[i].source)[1] for i in chosen))
+        read, made = names(notebook.cells[check].source)
+        if read - made - defined:
+            chosen = [i for i in code if i < check]
+        chosen.append(check)
+    return chosen
 
 
 def test_a_chapter_runs_up_to_its_last_widget_then_its_self_check():
@@ -45,10 +76,14 @@ def test_a_chapter_runs_up_to_its_last_widget_then_its_self_check():
     view = v4.new_output("display_data", data={WIDGET_VIEW: {"model_id": "m"}, "text/plain": "w"})
     nb = v4.new_notebook(cells=[v4.new_markdown_cell("# A"), v4.new_code_cell("import x"), v4.new_code_cell("slider", outputs=[view]),
                                 v4.new_markdown_cell("text"), v4.new_code_cell("long_sweep()"),
-                                v4.new_code_cell("self_check([])", outputs=[view])])
+                                v4.new_code_cell("from workbook.views.selfcheck import self_check\nself_check([])", outputs=[view])])
     assert cells_to_run(nb) == [1, 2, 5]
     nb.cells[2].outputs = []  # no widget of its own: the first code cell (the setup), then the self-check
     assert cells_to_run(nb) == [1, 5]
+    nb.cells[5].source = "from workbook.views.selfcheck import Question, self_check\nself_check([Question(f'{result}?')])"
+    # it reads what the sweep made: every cell before it
+    nb.cells[4].source = "result = long_sweep()"
+    assert cells_to_run(nb) == [1, 2, 4, 5]
 
 
 def selftest_notebook() -> nbformat.NotebookNode:

@@ -63,4 +63,7 @@ def test_the_library_loads_no_workbook_module():
                                        cwd="/").stdout)
     assert not [m for m in loaded if not m.startswith("harness")], loaded
     assert not [m for m in loaded if any(w in m for w in ("offline", "local_llama", "demo", "research", "landscape"))]
-    assert len(loaded) <= 45, f"{len(loaded)} modules of the library load for its five main names: {loaded}"
+    # 45 at the reshape; +3 since, each a library concept of its own: the guard around a stdio upstream
+    # (harness.mcp.guard), forwarded prompts and resources (harness.mcp.proxy.forward), the embedder table
+    # (harness.retrieval.embedders)
+    assert len(loaded) <= 48, f"{len(loaded)} modules of the library load for its five main names: {loaded}"

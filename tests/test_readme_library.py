@@ -21,7 +21,7 @@ from harness.providers.chat_format import FOUND_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = (ROOT / "README.md").read_text(encoding="utf-8").split("### As a library\n", 1)[1].split("\n### ", 1)[0]
-KEY = "sk-ant-test-0123456789abcdefghij"
+KEY = "sk-ant-" + "test-0123456789abcdefghij"  # split: no key-shaped string in a committed file
 ASK = "What will the weather be in Oslo tomorrow?"
 FORECAST = "Oslo: sunny, 21 °C"
 
