@@ -38,7 +38,7 @@ def gallery() -> list[d.Diagram]:
 
 
 def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
-    assert len({g.name for g in gallery}) == len(gallery) == 11
+    assert len({g.name for g in gallery}) == len(gallery) == 12
     for g in gallery:
         root = parse(g)
         assert root.tag == f"{{{NS['s']}}}svg" and root.get("role") == "img", g.name
@@ -156,6 +156,16 @@ def test_deferral_draws_what_the_catalog_finds():
     for name in catalog.rank("run the failing tests again", 2):
         assert name in shown
     assert f"{len(catalog)} tools deferred" in shown
+
+
+def test_the_cliff_diagram_draws_the_token_counts_it_is_given_and_counts_the_demo_tools_by_default():
+    from harness.core.tokens import tools_tokens
+    from workbook.views.diagrams import demo_catalog, tools_in_every_request
+
+    given = tools_in_every_request([(3, 111), (9, 2_222)])
+    assert "2,222" in given.svg and "N = 9" in given.svg and "111 at N = 3" in given.alt
+    tools = demo_catalog().tools
+    assert f"{tools_tokens(tools):,} at N = {len(tools)}" in tools_in_every_request().alt
 
 
 def test_the_proxy_states_a_number_only_when_given_one():

@@ -166,6 +166,41 @@ class _Canvas:
         return Diagram(name, title, description, svg)
 
 
+# ---------------------------------------------------------------- (0) every definition in every request
+
+def tools_in_every_request(points: Sequence[tuple[int, int]] | None = None) -> Diagram:
+    """Chapter 1: with every tool shown, each request carries all N definitions, and the model picks among them.
+    The bars are the schema tokens (cl100k) a request carries at each N: ``points`` as (N, tokens), by default the
+    first 5, 20, 40 and all 74 of the demo world's tools, counted now."""
+    if points is None:
+        from harness.core.tokens import tools_tokens
+
+        tools = demo_catalog().tools
+        points = [(n, tools_tokens(tools[:n])) for n in (5, 20, 40, len(tools))]
+    c = _Canvas(860)
+    c.text(16, 26, "Every definition rides in every request; the model picks among all of them", 15, bold=True)
+    x, w = 16, 260
+    c.box(x, 50, w, 96, ["N tool definitions", "name · description · parameters", "(JSON Schema), sent first"], ORANGE)
+    c.box(x, 154, w, 38, ["system prompt"], GREY)
+    c.box(x, 200, w, 38, ["the person's request"], BLUE)
+    c.arrow(x + w, 144, x + w + 66, 144, label="each turn")
+    c.box(x + w + 68, 118, 140, 52, ["the model", "picks one tool"], GREEN)
+    bars_x, top = 500, max(t for _, t in points)
+    c.text(bars_x, 56, "schema tokens a request carries", 13, bold=True)
+    for i, (n, tokens) in enumerate(points):
+        y = 70 + i * 40
+        c.text(bars_x, y + 20, f"N = {n}", 13)
+        width = max(2.0, 220 * tokens / top)
+        c.rect(bars_x + 70, y + 6, width, 20, ORANGE, rx=3)
+        c.text(bars_x + 76 + width, y + 21, f"{tokens:,}", 12)
+    c.text(16, 262, "More tools: more tokens on every turn, and more near neighbours for the right tool to be confused with.",
+           13, italic=True)
+    sizes = ", ".join(f"{t:,} at N = {n}" for n, t in points)
+    return c.render("tools-in-every-request", "Every tool definition rides in every request",
+                    "A request holds the system prompt, N tool definitions (name, description, parameters) and the "
+                    f"person's request; each turn the model picks one tool among all N. Schema tokens per request: {sizes}.")
+
+
 # ---------------------------------------------------------------- (a) request layout and the prompt cache
 
 @dataclass(frozen=True)
@@ -777,7 +812,7 @@ def servers_first_and_planning(task: str = PLANNED_TASK, servers: int = 3) -> Di
                     f"({'; '.join(steps)}); the task and each step are ranked and the rankings fused by RRF.")
 
 
-DIAGRAMS = {"request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
+DIAGRAMS = {"tools_in_every_request": tools_in_every_request, "request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
             "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map,
             "failure_points": failure_points, "hub_failures": hub_failures, "query_log_and_prior": query_log_and_prior,
             "servers_first_and_planning": servers_first_and_planning}
