@@ -65,15 +65,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def pytest_sessionfinish(session, exitstatus):
     """nbval stops each notebook's kernel with SIGKILL, and a test may kill a proxy, which runs no
-    clean-up: remove the demo sandboxes and MCP log folders such killed processes left in the temp folder."""
+    clean-up: remove the demo worlds, chapter sandboxes and MCP log folders such killed processes left in the temp folder."""
     from workbook.demo.world import remove_stale_worlds
     from harness.mcp.client import LOG_PREFIX
     from harness.core.temp_folders import remove_stale_folders
     from harness.__main__ import SERVE_PREFIX
+    from workbook.sandbox import remove_stale_sandboxes
 
     remove_stale_worlds()
     remove_stale_folders(LOG_PREFIX)
     remove_stale_folders(SERVE_PREFIX)
+    remove_stale_sandboxes()
 
 
 @pytest.fixture

@@ -49,3 +49,32 @@ def test_a_hub_whose_log_folder_was_removed_before_it_started_does_not_make_it_a
     exists, state = run(session())
     assert not exists and state == "failed"
     assert list(tmp_path.iterdir()) == []
+
+
+SANDBOX_CHILD = ("import os, sys, pathlib; from workbook.sandbox import chapter_sandbox; s = chapter_sandbox(); "
+                 "(s / 'server.log').write_text('x'); print(s, flush=True); sys.stdin.readline()")
+
+
+def sandbox_child(tmp_path) -> tuple[subprocess.Popen[str], str]:
+    """A process that makes a chapter sandbox (as a chapter's kernel does) and waits for a line on stdin."""
+    child = subprocess.Popen([sys.executable, "-c", SANDBOX_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert child.stdout is not None
+    return child, child.stdout.readline().strip()
+
+
+def test_a_chapter_sandbox_goes_when_its_kernel_exits_and_a_killed_kernels_at_the_next_sweep(tmp_path):
+    from workbook.sandbox import remove_stale_sandboxes
+
+    ended, ended_folder = sandbox_child(tmp_path)
+    ended.communicate("\n", timeout=30)  # a normal exit: the chapter never reached its last cell
+    assert not os.path.exists(ended_folder)
+
+    killed, killed_folder = sandbox_child(tmp_path)
+    try:
+        assert remove_stale_sandboxes(str(tmp_path)) == 0 and os.path.isdir(killed_folder)  # its kernel still runs
+    finally:
+        killed.kill()  # as nbval stops a kernel
+        killed.wait()
+    assert os.path.isdir(killed_folder)
+    assert remove_stale_sandboxes(str(tmp_path)) == 1 and list(tmp_path.iterdir()) == []
