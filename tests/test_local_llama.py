@@ -411,8 +411,8 @@ def test_real_model_subset_runs_and_leaves_no_server():
     the committed sweep was made with): the sweep runs, records margins, matches the committed choices at
     least once, and the server is gone afterwards.
 
-    A sample suffices here: whether the installed model reproduces the committed sweep (≥ 90 % of 20
-    requests at N = 5 and 10) is Chapter 1's own re-check, which nbval runs in the same ``make test``
+    A sample suffices here: whether the installed model reproduces the committed sweep (≥ 90 % of 10
+    requests at N = 5) is Chapter 1's own re-check, which nbval runs in the same ``make test``
     wherever the model is installed; running it here too doubled the suite's slowest item (each request
     reads its prompt on two busy cores for about 20 s).
     """
