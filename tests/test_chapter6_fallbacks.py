@@ -4,7 +4,7 @@ nbval runs the parts with the extra installed, as ``make lab`` and ``make test``
 library user may not have it, and each part must then say in one sentence what it skips and
 still run every cell. Here each runs once more with the extra reported missing (a first cell adds a
 module that does not exist to the extra's list, which is exactly what ``dense_unavailable_reason``
-checks). The run without the public data is in ``tests/test_without_public_data.py``.
+checks). The run without the public data is in ``tests/test_without_optional_parts.py``.
 """
 from __future__ import annotations
 
