@@ -158,6 +158,16 @@ def test_deferral_draws_what_the_catalog_finds():
     assert f"{len(catalog)} tools deferred" in shown
 
 
+def test_deferral_by_default_returns_what_a_search_returns_when_the_model_names_no_limit():
+    from harness.selection.discovery import DEFAULT_LIMIT
+
+    catalog = d.demo_catalog()
+    shown = texts(parse(d.deferral_and_search()))
+    assert f"and returns the best {DEFAULT_LIMIT}" in shown
+    found = catalog.rank("send a message to the team channel", DEFAULT_LIMIT)
+    assert len(found) == DEFAULT_LIMIT and all(name in shown for name in found)
+
+
 def test_the_cliff_diagram_draws_the_token_counts_it_is_given_and_counts_the_demo_tools_by_default():
     from harness.core.tokens import tools_tokens
     from workbook.views.diagrams import demo_catalog, tools_in_every_request

@@ -22,6 +22,7 @@ from typing import Mapping, Protocol, Sequence
 from xml.sax.saxutils import escape
 
 from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import DEFAULT_LIMIT
 from harness.retrieval.hybrid import rrf
 from harness.core.text import tokenize
 from harness.core.tools import Tool
@@ -458,10 +459,12 @@ def bm25_scoring(query: str = "post a message to the team channel", catalog: Too
 # ---------------------------------------------------------------- (d) deferral and search
 
 def deferral_and_search(query: str = "send a message to the team channel",
-                        catalog: ToolCatalog | None = None, limit: int = 3) -> Diagram:
+                        catalog: ToolCatalog | None = None, limit: int = DEFAULT_LIMIT) -> Diagram:
     """Chapters 4–5: a pinned search tool, a deferred catalog, and the found tools becoming callable.
 
-    The found tools are the catalog's own ranking of ``query`` (the demo world's by default).
+    The found tools are the catalog's own ranking of ``query`` (the demo world's by default); ``limit`` defaults to
+    the search's own :data:`~harness.selection.discovery.DEFAULT_LIMIT`, so the picture says what a search returns
+    when the model names no limit.
     """
     catalog = catalog or demo_catalog()
     found = catalog.rank(query, limit)
