@@ -38,7 +38,7 @@ def gallery() -> list[d.Diagram]:
 
 
 def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
-    assert len({g.name for g in gallery}) == len(gallery) == 12
+    assert len({g.name for g in gallery}) == len(gallery) == 13
     for g in gallery:
         root = parse(g)
         assert root.tag == f"{{{NS['s']}}}svg" and root.get("role") == "img", g.name
@@ -158,6 +158,110 @@ def test_deferral_draws_what_the_catalog_finds():
     assert f"{len(catalog)} tools deferred" in shown
 
 
+def test_deferral_by_default_returns_what_a_search_returns_when_the_model_names_no_limit():
+    from harness.selection.discovery import DEFAULT_LIMIT
+
+    catalog = d.demo_catalog()
+    shown = texts(parse(d.deferral_and_search()))
+    assert f"and returns the best {DEFAULT_LIMIT}" in shown
+    found = catalog.rank("send a message to the team channel", DEFAULT_LIMIT)
+    assert len(found) == DEFAULT_LIMIT and all(name in shown for name in found)
+
+
+def places(root: ET.Element) -> list[ET.Element]:
+    """The pinning diagram's top-k places, every turn's: filled squares, and dashed empty ones."""
+    return root.findall(".//s:g[@class='top-k']/s:rect", NS)
+
+
+@pytest.fixture(scope="module")
+def demo_lanes() -> list[d.Lane]:
+    return d.demo_pinning_lanes()
+
+
+def test_pinning_draws_what_the_selector_shows_at_each_turn_of_the_demo_opener_and_pivot(demo_lanes):
+    from harness.selection.discovery import discovery_tool
+    from harness.selection.ranking import DEFAULT_K, Selector
+
+    catalog = d.demo_catalog()
+    selector = Selector.over(catalog, pinned=[discovery_tool(catalog)])
+    opener, pivot = demo_lanes
+    assert (opener.kind, opener.request, opener.needed) == ("opener", "hi", ())
+    assert (pivot.kind, pivot.needed, pivot.earlier) == ("pivot", ("post_channel_message",), 3)
+    for lane in demo_lanes:
+        for turn in lane.turns:  # what the loop recorded is the selector's own choice for that turn's query
+            assert [*turn.pinned, *turn.ranked] == selector.rank(turn.query) and turn.pinned == ("list_available_tools",)
+    # the chapter's mechanism: "hi" selects nothing, the pivot's first turn lacks the chat tool, the pin is always there
+    assert opener.turns[0].ranked == () and opener.turns[0].calls == (("list_available_tools", True),)
+    assert "post_channel_message" not in pivot.turns[0].ranked and pivot.turns[0].calls[0][0] == "list_available_tools"
+    first = next(n for n, t in enumerate(pivot.turns, 1) if "post_channel_message" in t.ranked)
+    diagram = d.pinning_across_turns(demo_lanes)
+    root = parse(diagram)
+    shown = texts(root)
+    turns = [t for lane in demo_lanes for t in lane.turns]
+    assert shown.count("pinned: every turn") == len(turns) and shown.count("list_available_tools") >= len(turns)
+    labels = [s for s in shown if s.startswith(("0 tools", "no post_channel", "post_channel_message at #")) or s.endswith("tools shown")]
+    assert labels == ["0 tools: nothing matched", f"{len(opener.turns[1].ranked)} tools shown",
+                      *["no post_channel_message"] * (first - 1),
+                      *[f"post_channel_message at #{t.ranked.index('post_channel_message') + 1}" for t in pivot.turns[first - 1:]]]
+    squares = places(root)
+    assert len(squares) == DEFAULT_K * len(turns)
+    assert sum(r.get("stroke-dasharray") is not None for r in squares) == sum(DEFAULT_K - len(t.ranked) for t in turns)
+    assert sum(r.get("fill") == d.GREEN[0] for r in squares) == len(pivot.turns) - first + 1
+    assert f"post_channel_message first in the top-{DEFAULT_K} on turn {first}" in " ".join(shown)
+    assert diagram.description.startswith("Pinned in every request: list_available_tools. Opener “hi”: turn 1: "
+                                          f"the top-{DEFAULT_K} shows 0 tools")
+
+
+def test_pinning_follows_the_turns_it_is_given():
+    turns = (d.ShownTurn("show the file", ("list_available_tools",), ("read_file", "git_log"), (("list_available_tools", True),)),
+             d.ShownTurn("show the file list_available_tools", ("list_available_tools",), ("read_file",), (("post_channel_message", False),)),
+             d.ShownTurn("show post_channel_message", ("list_available_tools",), ("git_log", "post_channel_message"),
+                         (("post_channel_message", False), ("git_log", True))))
+    diagram = d.pinning_across_turns([d.Lane("pivot", "now post it to #dev", ("post_channel_message",), turns, earlier=2)], k=3)
+    root = parse(diagram)
+    shown = texts(root)
+    assert "Pivot, after 2 earlier requests · needs post_channel_message" in shown and "“now post it to #dev”" in shown
+    assert "list_available_tools, pinned, is in every request; the top-3 follows the query" in shown
+    assert ["no post_channel_message", "no post_channel_message", "post_channel_message at #2"] == \
+        [s for s in shown if "post_channel_message" in s and (s.startswith("no ") or " at #" in s)]
+    assert "ran: the pinned tool" in shown and "error: not shown this turn" in shown  # turn 2's call of an unshown tool
+    assert "error result" in shown and "+ 1 more calls" in shown  # turn 3's: shown, and failed for another reason
+    squares = places(root)
+    assert len(squares) == 9 and sum(r.get("stroke-dasharray") is not None for r in squares) == 1 + 2 + 1
+    assert sum(r.get("fill") == d.GREEN[0] for r in squares) == 1
+    closing = " ".join(shown)
+    assert "post_channel_message first in the top-3 on turn 3, once its name was in the query" in closing
+    assert "the pivot's request is in none of its 3 queries" in closing
+    assert "turn 2: the top-3 shows 1 tools (no post_channel_message), the model calls post_channel_message (error result)" \
+        in diagram.description
+
+
+def test_pinning_without_a_pin_says_so_and_a_need_never_met_is_named():
+    lane = d.Lane("pivot", "email dana", ("send_email",), (d.ShownTurn("show the log", (), ("git_log",)),))
+    shown = " ".join(texts(parse(d.pinning_across_turns([lane]))))
+    assert "Nothing pinned: each request carries only the top-10 the query selects" in shown and "nothing pinned" in shown
+    assert "send_email never entered the top-10" in shown and "answers in text" in shown
+
+
+def test_a_lane_is_read_from_a_scenario_run():
+    import asyncio
+
+    from harness.selection.discovery import discovery_tool
+    from harness.selection.ranking import Selector
+    from workbook.demo import load_scenarios
+    from workbook.evaluation.scenarios import fresh_demo_catalog, run_scenario
+    from workbook.providers.offline import OfflineModel
+
+    pivot = next(s for s in load_scenarios("dev") if s.kind == "pivot")
+    catalog = fresh_demo_catalog()
+    run = asyncio.run(run_scenario(OfflineModel(), Selector.over(catalog, pinned=[discovery_tool(catalog)]), pivot))
+    lane = d.lane_of(run)
+    assert (lane.request, lane.needed, lane.earlier) == (pivot.request, pivot.tools, len(pivot.setup))
+    assert [t.query for t in lane.turns] == [ev.query for ev in run.result.turns]
+    assert [(*t.pinned, *t.ranked) for t in lane.turns] == [tuple(ev.tool_names) for ev in run.result.turns]
+    assert [c for t in lane.turns for c in t.calls] == [(name, ok) for name, _, ok in run.result.calls()]
+
+
 def test_the_cliff_diagram_draws_the_token_counts_it_is_given_and_counts_the_demo_tools_by_default():
     from harness.core.tokens import tools_tokens
     from workbook.views.diagrams import demo_catalog, tools_in_every_request
@@ -213,6 +317,10 @@ def test_course_map_shows_each_chapter_once_core_path_first():
     (lambda: d.rrf_fusion([], ["a"]), "two non-empty rankings"),
     (lambda: d.rrf_fusion(list("abcdefghi"), ["a"]), "at most 8"),
     (lambda: d._Canvas(1200), "at most 900 px"),
+    (lambda: d.pinning_across_turns([]), "1 to 10 turns"),
+    (lambda: d.pinning_across_turns([d.Lane("opener", "hi", (), ())]), "each request with one at least"),
+    (lambda: d.pinning_across_turns([d.Lane("opener", "hi", (), (d.ShownTurn("hi", (), ("a", "b")),))], k=1),
+     "at most k = 1 ranked tools"),
 ])
 def test_bad_input_gets_one_sentence(call, message):
     with pytest.raises(ValueError, match=message) as info:

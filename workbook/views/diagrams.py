@@ -5,7 +5,8 @@ image with alt text, even before the notebook is trusted) and a test parses (``.
 a few kilobytes, and readable by a screen reader through ``role="img"``, ``aria-label``,
 ``<title>`` and ``<desc>``. The data-driven ones compute what they draw with the package itself —
 :func:`bm25_scoring` with :class:`harness.selection.catalog.ToolCatalog`, :func:`rrf_fusion` with
-:func:`harness.retrieval.hybrid.rrf` — so a diagram cannot teach a number the code does not produce.
+:func:`harness.retrieval.hybrid.rrf`, :func:`pinning_across_turns` with the agent loop's own record of each
+turn — so a diagram cannot teach a number the code does not produce.
 
 Used from Chapter 0 (:func:`course_map`) onwards; each function's docstring names its chapter.
 Colours are the Okabe–Ito palette (safe for colour-blind readers) as light fills under dark text,
@@ -18,13 +19,19 @@ import html
 import math
 import textwrap
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 from xml.sax.saxutils import escape
 
 from harness.selection.catalog import ToolCatalog
+from harness.selection.discovery import DEFAULT_LIMIT
+from harness.selection.ranking import DEFAULT_K
 from harness.retrieval.hybrid import rrf
 from harness.core.text import tokenize
 from harness.core.tools import Tool
+
+if TYPE_CHECKING:  # the loop's records and a scenario's run: read, never built, here
+    from harness.selection.agent import TurnEvent
+    from workbook.evaluation.scenarios import ScenarioRun
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 MIN_SIZE = 12  # no text smaller than this, in px at 100 % zoom
@@ -458,10 +465,12 @@ def bm25_scoring(query: str = "post a message to the team channel", catalog: Too
 # ---------------------------------------------------------------- (d) deferral and search
 
 def deferral_and_search(query: str = "send a message to the team channel",
-                        catalog: ToolCatalog | None = None, limit: int = 3) -> Diagram:
+                        catalog: ToolCatalog | None = None, limit: int = DEFAULT_LIMIT) -> Diagram:
     """Chapters 4–5: a pinned search tool, a deferred catalog, and the found tools becoming callable.
 
-    The found tools are the catalog's own ranking of ``query`` (the demo world's by default).
+    The found tools are the catalog's own ranking of ``query`` (the demo world's by default); ``limit`` defaults to
+    the search's own :data:`~harness.selection.discovery.DEFAULT_LIMIT`, so the picture says what a search returns
+    when the model names no limit.
     """
     catalog = catalog or demo_catalog()
     found = catalog.rank(query, limit)
@@ -812,10 +821,224 @@ def servers_first_and_planning(task: str = PLANNED_TASK, servers: int = 3) -> Di
                     f"({'; '.join(steps)}); the task and each step are ranked and the rankings fused by RRF.")
 
 
+# ---------------------------------------------------------------- (k) pinning across an opener and a pivot
+
+@dataclass(frozen=True)
+class ShownTurn:
+    """One turn as :func:`pinning_across_turns` draws it: the query the loop ranked with, the pinned tools and then
+    the ranked ones (in rank order) the request carried, and each call the model made with whether it ran — a call
+    of a tool the request did not carry comes back as an error result, which is what the picture must show."""
+
+    query: str
+    pinned: tuple[str, ...]
+    ranked: tuple[str, ...]
+    calls: tuple[tuple[str, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One request of a conversation: its kind ("opener", "pivot"…), what the user said, the tools it needs (none
+    for an opener like "hi"), how many requests came before it, and its turns."""
+
+    kind: str
+    request: str
+    needed: tuple[str, ...]
+    turns: tuple[ShownTurn, ...]
+    earlier: int = 0
+
+
+def shown_turns(events: Sequence[TurnEvent]) -> tuple[ShownTurn, ...]:
+    """What each turn showed and did, read from the loop's own records (``RunResult.turns``), so the picture draws
+    what the model was given rather than what a test expects. Tools a deferral loaded are not the selector's
+    choice and are left out; a call with no result (the run stopped) counts as not run."""
+    out = []
+    for ev in events:
+        ran = {r.tool_use_id: not r.is_error for r in ev.results}
+        out.append(ShownTurn(ev.query, tuple(r.tool.name for r in ev.ranked if r.pinned),
+                             tuple(r.tool.name for r in ev.ranked if not r.pinned),
+                             tuple((c.name, ran.get(c.id, False)) for c in ev.response.tool_calls)))
+    return tuple(out)
+
+
+def lane_of(run: ScenarioRun) -> Lane:
+    """A scenario's run as one lane: its last request's turns (a pivot's earlier requests are counted, not drawn —
+    what they leave behind is in the query)."""
+    s = run.scenario
+    return Lane(s.kind, s.request, tuple(s.tools), shown_turns(run.result.turns), len(s.setup))
+
+
+def demo_pinning_lanes() -> list[Lane]:
+    """Chapter 4's section 2 as lanes: the offline stand-in on the demo world's "hi" opener and its first
+    development pivot, ``list_available_tools`` pinned, each on a fresh world.
+
+    The runs are async; they run in a thread of their own so that a notebook's running event loop is no obstacle.
+    """
+    import asyncio
+    import concurrent.futures
+
+    from harness.selection.discovery import discovery_tool
+    from harness.selection.ranking import Selector
+    from workbook.demo import DemoWorld, demo_tools, load_scenarios
+    from workbook.evaluation.scenarios import run_scenario
+    from workbook.providers.offline import OfflineModel
+
+    scenarios = load_scenarios("dev")
+    chosen = [next(s for s in scenarios if s.kind == "opener" and s.request == "hi"),
+              next(s for s in scenarios if s.kind == "pivot")]
+
+    async def lanes() -> list[Lane]:
+        out = []
+        for s in chosen:
+            with DemoWorld() as world:
+                catalog = ToolCatalog(demo_tools(world))
+                out.append(lane_of(await run_scenario(OfflineModel(), Selector.over(catalog, pinned=[discovery_tool(catalog)]), s)))
+        return out
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, lanes()).result()
+
+
+def _query_lines(query: str, width: float) -> list[str]:
+    """A query in at most three lines: its start, how many words are left out, and its end. A transcript query runs
+    to hundreds of words; its start is the first request and its end the latest activity, which is what moves."""
+    words = query.split()
+    lines = wrap(" ".join(words), width, 12) if words else ["(empty)"]
+    if len(lines) <= 3:
+        return lines
+    tail: list[str] = []
+    for word in reversed(words):
+        if text_width(" ".join([word, *tail]), 12) > width:
+            break
+        tail.insert(0, word)
+    tail = tail or [clip(words[-1], width, 12)]
+    hidden = len(words) - len(lines[0].split()) - len(tail)
+    return [lines[0], f"[{hidden} more words]", " ".join(tail)] if hidden > 0 else [lines[0], " ".join(tail)]
+
+
+def _what_the_model_did(turn: ShownTurn) -> tuple[list[str], tuple[str, str]]:
+    """The model column's lines and colour: the first call and whether it ran, and why not when the turn says."""
+    if not turn.calls:
+        return ["answers in text", "the request ends"], GREY
+    name, ran = turn.calls[0]
+    if name in turn.pinned:
+        said, colour = ("ran: the pinned tool" if ran else "error result"), BLUE
+    elif ran:
+        said, colour = "ran", GREEN
+    elif name not in turn.ranked:
+        said, colour = "error: not shown this turn", ORANGE
+    else:
+        said, colour = "error result", ORANGE
+    more = [f"+ {len(turn.calls) - 1} more calls"] if len(turn.calls) > 1 else []
+    return [name, said, *more], colour
+
+
+def _top_k_label(turn: ShownTurn, needed: Sequence[str]) -> str:
+    """What the top-k squares mean in words: nothing matched, where a needed tool ranks, or that it is absent."""
+    if not turn.ranked:
+        return "0 tools: nothing matched"
+    shown = [f"{n} at #{turn.ranked.index(n) + 1}" for n in needed if n in turn.ranked]
+    if shown:
+        return ", ".join(shown)
+    return f"no {needed[0]}" if needed else f"{len(turn.ranked)} tools shown"
+
+
+def pinning_across_turns(lanes: Sequence[Lane] | None = None, k: int = DEFAULT_K) -> Diagram:
+    """Chapter 4: a pinned discovery tool rides in every request, turn after turn, while the per-turn top-k follows
+    the transcript's query — empty for an opener like "hi", still the old task's on the first turns of a pivot.
+
+    Drawn from runs: ``lanes`` as :func:`lane_of` reads them from scenario runs, by default the stand-in's
+    (:func:`demo_pinning_lanes`). Every name, rank and call drawn is one the loop recorded; ``k`` is the number of
+    places a turn has for ranked tools (:data:`~harness.selection.ranking.DEFAULT_K`).
+    """
+    chosen = demo_pinning_lanes() if lanes is None else list(lanes)
+    rows = sum(len(lane.turns) for lane in chosen)
+    if not chosen or not all(lane.turns for lane in chosen) or rows > 10:
+        raise ValueError(f"The pinning diagram draws 1 to 10 turns, each request with one at least; got {rows} turns "
+                         f"in {len(chosen)} requests.")
+    widest = max(len(t.ranked) for lane in chosen for t in lane.turns)
+    if not 1 <= k <= 20 or widest > k:
+        raise ValueError(f"The pinning diagram draws at most k = {k} ranked tools a turn (k from 1 to 20), and a turn "
+                         f"shows {widest}.")
+    pins = list(dict.fromkeys(n for lane in chosen for t in lane.turns for n in t.pinned))
+    pin = ", ".join(pins) or "nothing"
+    c = _Canvas(900)
+    headline = f"{pin}, pinned, is in every request; the top-{k} follows the query" if pins else \
+        f"Nothing pinned: each request carries only the top-{k} the query selects"
+    c.text(16, 26, clip(headline, 868, 15, True), 15, bold=True)
+    c.text(16, 48, "Each row is one turn: the query from the transcript, the tools the request carries, what the model did.", 13)
+    qx, qw, px, pw, tx, tw, mx, mw, h, step = 70, 210, 288, 170, 466, 210, 684, 200, 50, 58
+    y = 80
+    for x, head in ((16, "turn"), (qx, "query"), (px, "pinned"), (tx, f"top-{k} by the query"), (mx, "the model")):
+        c.text(x, y, head, 13, bold=True)
+    slot = (tw - 14) / k
+    side = min(16.0, slot - 4)
+    closing = []
+    for lane in chosen:
+        y += 26
+        before = f", after {lane.earlier} earlier request{'s' if lane.earlier != 1 else ''}" if lane.earlier else ""
+        needs = f"needs {', '.join(lane.needed)}" if lane.needed else "needs no tool"
+        c.text(16, y, clip(f"{lane.kind.capitalize()}{before} · {needs}", 868, 13, True), 13, bold=True)
+        c.text(16, y + 19, clip(f"“{lane.request}”", 868, 13), 13, italic=True)
+        y += 30
+        for n, turn in enumerate(lane.turns, 1):
+            c.text(16, y + h / 2 + 5, f"turn {n}", 13)
+            c.box(qx, y, qw, h, _query_lines(turn.query, qw - 10), GREY, size=12, bold_first=False)
+            if turn.pinned:
+                c.box(px, y, pw, h, [*turn.pinned[:2], "pinned: every turn"], BLUE, size=12)
+            else:
+                c.box(px, y, pw, h, ["nothing pinned"], GREY, size=12, dashed=True)
+            c.rect(tx, y, tw, h, ("#ffffff", "#999999"), rx=4)
+            c.parts.append('<g class="top-k">')  # the k places, one group a turn (what a test counts)
+            for j in range(k):
+                sx = tx + 7 + j * slot
+                if j < len(turn.ranked):
+                    colour = GREEN if turn.ranked[j] in lane.needed else ("#c8c8c8", "#555555")
+                    c.rect(sx, y + 8, side, side, colour, rx=2)
+                else:
+                    c.rect(sx, y + 8, side, side, ("#ffffff", "#999999"), rx=2, dashed=True)
+            c.parts.append("</g>")
+            c.text(tx + 7, y + h - 9, clip(_top_k_label(turn, lane.needed), tw - 14, 12), 12)
+            lines, colour = _what_the_model_did(turn)
+            c.box(mx, y, mw, h, lines, colour, size=12)
+            y += step
+        y -= step - h
+        first = next((n for n, t in enumerate(lane.turns, 1) if set(lane.needed) & set(t.ranked)), None)
+        if lane.needed and first is None:
+            closing.append(f"{lane.kind}: {lane.needed[0]} never entered the top-{k}")
+        elif lane.needed and first is not None:
+            named = next(x for x in lane.needed if x in lane.turns[first - 1].ranked)
+            why = ", once its name was in the query" if named in lane.turns[first - 1].query else ""
+            closing.append(f"{lane.kind}: {named} first in the top-{k} on turn {first}{why}")
+        elif not lane.turns[0].ranked:
+            closing.append(f"{lane.kind}: the top-{k} is empty on turn 1")
+        if not any(lane.request in t.query for t in lane.turns):
+            closing.append(f"the {lane.kind}'s request is in none of its {len(lane.turns)} queries")
+    y += 30
+    c.rect(16, y - 12, 14, 14, GREEN, rx=2)
+    c.text(36, y, "a tool the request needs (named below the squares)", 12)
+    c.rect(400, y - 12, 14, 14, ("#c8c8c8", "#555555"), rx=2)
+    c.text(420, y, "another tool the query selected", 12)
+    c.rect(650, y - 12, 14, 14, ("#ffffff", "#999999"), rx=2, dashed=True)
+    c.text(670, y, "an empty place", 12)
+    for line in wrap("; ".join(closing) + ".", 868, 13) if closing else []:
+        y += 22
+        c.text(16, y, line, 13, italic=True)
+
+    def said(lane: Lane) -> str:
+        turns = [f"turn {n}: the top-{k} shows {len(t.ranked)} tools ({_top_k_label(t, lane.needed)}), the model "
+                 + (", ".join(f"calls {name} ({'ran' if ran else 'error result'})" for name, ran in t.calls) or "answers in text")
+                 for n, t in enumerate(lane.turns, 1)]
+        return f"{lane.kind.capitalize()} “{lane.request}”: " + "; ".join(turns) + "."
+
+    return c.render("pinning-across-turns", "A pinned tool across an opener and a pivot",
+                    (f"Pinned in every request: {pin}. " if pins else "Nothing pinned. ")
+                    + " ".join(said(lane) for lane in chosen))
+
+
 DIAGRAMS = {"tools_in_every_request": tools_in_every_request, "request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
             "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map,
             "failure_points": failure_points, "hub_failures": hub_failures, "query_log_and_prior": query_log_and_prior,
-            "servers_first_and_planning": servers_first_and_planning}
+            "servers_first_and_planning": servers_first_and_planning, "pinning_across_turns": pinning_across_turns}
 
 
 def demo_rankings(query: str = "find where a function is defined in the code", dense: bool = True
