@@ -1,4 +1,5 @@
-"""The instructor's guide (notebooks/INSTRUCTORS.md): plans that add up, times that come from the chapters.
+"""The instructor's guide (notebooks/INSTRUCTORS.md): plans that add up, times that come from the chapters,
+and conceptual errors whose numbers and constants are the code's and the chapters'.
 
 A plan's blocks are read by workbook.views.teaching_plans: a chapter block must take the chapter's stated
 reading (and run, when live) minutes, an exercise block the exercise's stated solving estimate and its
@@ -12,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.selection.discovery import DEFAULT_LIMIT
+from harness.selection.ranking import DEFAULT_K
 from workbook.views.course import CORE_PATH
-from workbook.views.reading_time import guide_minutes, measured_seconds, run_minutes, stated_minutes, with_guide_minutes
+from workbook.views.reading_time import (cell_text, guide_minutes, load_notebook, measured_seconds, run_minutes,
+                                         stated_minutes, with_guide_minutes)
 from workbook.views.teaching_plans import (Block, computed_source, exercise_times, plan_problems, plans,
                                            with_computed_blocks)
 
@@ -134,3 +138,34 @@ def test_the_half_day_reads_the_whole_core_path_live():
 def test_the_tables_give_each_chapters_reading_and_each_exercises_solving_estimate():
     assert guide_minutes(GUIDE) == {number: reading for number, (reading, _) in stated().items()}
     assert guide_minutes(GUIDE, exercise=True) == {number: solving for number, (solving, _) in exercises().items()}
+
+
+# --- the conceptual errors ----------------------------------------------------------------------------
+
+ERRORS = GUIDE.split("## Conceptual errors learners make", 1)[-1]
+
+
+def test_the_conceptual_errors_name_the_four_the_course_invites():
+    assert ERRORS != GUIDE, "the guide has a section 'Conceptual errors learners make'"
+    titles = re.findall(r"^\d+\. \*\*(.+?)\*\*", ERRORS, re.MULTILINE)
+    assert len(titles) >= 4 and all("*What to say:*" in item for item in re.split(r"^\d+\. ", ERRORS, flags=re.M)[1:])
+    for words in ("stand-in", "intervals that overlap", "`k` against `limit`", "Deferred tools against disabled"):
+        assert any(words in t for t in titles), words
+
+
+def test_the_constants_the_errors_quote_are_the_codes():
+    assert f"`DEFAULT_K` = {DEFAULT_K}," in ERRORS and f"`DEFAULT_LIMIT` = {DEFAULT_LIMIT}," in ERRORS
+
+
+def test_every_interval_the_errors_quote_is_printed_by_a_chapter():
+    chapters = "\n".join(cell_text(c) for p in (ROOT / "notebooks").glob("*.ipynb") for c in load_notebook(p)["cells"])
+    quoted = re.findall(r"\[[+−-]?\d\.\d+, [+−-]?\d\.\d+\]", ERRORS)
+    assert len(quoted) >= 6
+    assert [q for q in quoted if q not in chapters] == []
+
+
+def test_the_disabled_tools_error_is_the_hubs_own_words():
+    client = (ROOT / "harness" / "mcp" / "client.py").read_text(encoding="utf-8")
+    assert 'f"Tool \'{name}\' is disabled: {self.disabled[name]}."' in client
+    assert 'f"it is listed in mcpServers.{server}.disabledTools"' in client
+    assert "is disabled: it is listed in mcpServers.<server>.disabledTools" in ERRORS
