@@ -57,7 +57,7 @@ bundle:
 
 .PHONY: help lab test bench bundle
 
-# For authors: re-run every notebook top to bottom and save its outputs (what gets committed).
+# For authors: re-run every notebook top to bottom and save its outputs (what gets committed), then restate the reading times.
 # Starter exercises end in deliberate errors (their fill-in cells raise), so they run with --allow-errors.
 RUN_NB = $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	--ExecutePreprocessor.timeout=900 --ExecutePreprocessor.record_timing=False
@@ -66,6 +66,7 @@ notebooks: $(VENV)/.full
 	for nb in notebooks/*.ipynb exercises/solutions/*.ipynb; do $(REAL_MODEL) $(RUN_NB) "$$nb" || exit 1; done
 	for nb in exercises/*.ipynb; do $(REAL_MODEL) $(RUN_NB) --allow-errors "$$nb" || exit 1; done
 	$(PY) scripts/clean_notebook.py notebooks/*.ipynb exercises/*.ipynb exercises/solutions/*.ipynb
+	$(PY) scripts/state_reading_times.py  # what the chapters now print moves their reading minutes, and the guide's plans
 
 .PHONY: notebooks
 

@@ -1,4 +1,4 @@
-"""Chapters 6 and 8 are "going further": parts a learner reads in one sitting, each a whole chapter.
+"""The going-further parts (5b, 5c, 6a–6c, 8a–8b: workbook.views.course) are read in one sitting, each a whole chapter.
 
 Each part follows the course's skeleton (a reading and run time line, what you will learn, a
 setup cell, numbered sections, a summary, a self-check, exercises, the next part), shows a diagram,
@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from pathlib import Path
 
 import pytest
 
+from workbook.views.course import GOING_FURTHER, number_of
+from workbook.views.reading_time import reading_minutes, reading_words
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-PARTS = ("05c_real_model_loop", "06a_public_benchmarks", "06b_scale_and_speed", "06c_learned_and_end_to_end",
-         "08a_zero_shot_ideas", "08b_embedder_and_query_time")
+PARTS = tuple(p.stem for p in sorted(NOTEBOOKS.glob("*.ipynb")) if number_of(p) in GOING_FURTHER)
 BUDGET = 3_000
 #: Phrases that name the project's history or lean on a parameter as if it were a finding.
 NO_CONTEXT = ("old default", "chapter 1's cliff", "the issue set", "this round", "earlier session",
@@ -57,8 +58,12 @@ def test_the_label_is_printed_by_the_last_statement_only():
     assert not ends_with_label('check_figures({}, label)') and not ends_with_label('print("done")')
 
 
-def reading_words(part: str) -> int:
-    return sum(len(re.findall(r"\S+", source(c))) for c in cells(part) if not evidence(c))
+def notebook(part: str) -> dict:
+    return json.loads((NOTEBOOKS / f"{part}.ipynb").read_text(encoding="utf-8"))
+
+
+def test_every_going_further_part_of_the_course_is_here():
+    assert sorted(number_of(NOTEBOOKS / f"{part}.ipynb") for part in PARTS) == sorted(GOING_FURTHER)
 
 
 def test_the_single_notebooks_are_gone():
@@ -68,11 +73,12 @@ def test_the_single_notebooks_are_gone():
 
 @pytest.mark.parametrize("part", PARTS)
 def test_a_part_is_read_in_one_sitting(part):
-    words = reading_words(part)
+    words = reading_words(notebook(part))
     assert words <= BUDGET, f"{part} has {words} reading words, over {BUDGET}"
     stated = READING.findall(source(cells(part)[0]))
     assert len(stated) == 1, f"{part}: the first cell states reading and run time on one line"
-    assert int(stated[0][0]) == math.ceil(words / 150), f"{part}: {words} words read in {math.ceil(words / 150)} min"
+    clock = reading_minutes(notebook(part))
+    assert abs(int(stated[0][0]) - clock) <= 1, f"{part} states {stated[0][0]} min of reading; the clock says {clock}"
 
 
 @pytest.mark.parametrize("part", PARTS)

@@ -1,11 +1,12 @@
 """Reading and run times: the functions that compute them, and every chapter's stated times against them.
 
 A chapter's first cell states ``*Reading: about N min · Run: about M min on 2 cores*``; N must equal
-the computed reading time (±1 min), M must be within 2× of the committed measurement
-(notebooks/run_times.json), and the word budgets of the course hold: each core-path chapter ≤ 3,000
-reading words, the core path ≤ 18,000 (two hours at 150 words a minute), each going-further part ≤ 3,000;
-and every chapter and part ≤ 3,000 words counting all its cells, evidence included (collapsed evidence still
-weighs on the notebook).
+the reading clock's minutes (±1 min: a re-run changes a few printed words), M must be within 2× of the
+committed measurement (notebooks/run_times.json). The core path is the one list in workbook.views.course;
+the README, the instructor's guide and Chapter 0 state it, with its minutes by the clock, and are held to it.
+The word budgets of the course hold: each chapter and part ≤ 3,000 reading words, and ≤ 3,000 counting all
+its cells, evidence included (collapsed evidence still weighs on the notebook). The core path should read in
+two hours by the clock; it does not yet (a strict xfail says so until Chapters 3–5 are rewritten).
 The instructor's guide's run times come from the same measurement and are checked within 2× too.
 """
 from __future__ import annotations
@@ -15,24 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, all_notebooks, guide_times, load_notebook,
-                                                 measured_seconds, notebook_words, reading_minutes, reading_words,
-                                                 run_minutes, run_time_drift, spoken_time, stated_times,
-                                                 with_measured_times, within)
+from workbook.views.course import CORE_PATH, COURSE, GOING_FURTHER, core_path_line, number_of, stated_paths
+from workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, Reading, all_notebooks, cell_text, chapter_minutes,
+                                         core_path_minutes, guide_times, html_words, load_notebook, measured_seconds,
+                                         notebook_words, reading, reading_minutes, reading_words, run_minutes,
+                                         run_time_drift, spoken_time, stated_minutes, stated_times, with_measured_times,
+                                         with_reading_minutes, within)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-CORE_PATH = ("00", "01", "02", "03", "04", "05", "05b", "07")
 GUIDE = ROOT / "notebooks" / "INSTRUCTORS.md"
-
-
-def chapter_number(path: Path) -> str:
-    """'05b' for notebooks/05b_mcp_operations.ipynb, '06' for notebooks/06_beyond_bm25_part1.ipynb."""
-    return path.name.split("_")[0]
-
-
-CORE = [p for p in CHAPTERS if chapter_number(p) in CORE_PATH]
-GOING_FURTHER = [p for p in CHAPTERS if chapter_number(p) not in CORE_PATH]
+CORE = [p for p in CHAPTERS if number_of(p) in CORE_PATH]
+FURTHER = [p for p in CHAPTERS if number_of(p) not in CORE_PATH]
+#: The two hours the core path should read in; the clock says it does not yet.
+CORE_PATH_BUDGET = 120
 
 
 def markdown(text: str, tags: tuple[str, ...] = ()) -> dict:
@@ -73,9 +70,81 @@ def test_reading_words_agree_with_the_course_convention_one_liner():
         assert reading_words(nb) == expected, path.name
 
 
-@pytest.mark.parametrize("words, minutes", [(0, 0), (1, 1), (150, 1), (151, 2), (3000, 20), (18000, 120)])
-def test_reading_minutes_round_up_at_150_words_a_minute(words, minutes):
-    assert reading_minutes(words) == minutes
+def outputs(*items: dict) -> dict:
+    """A code cell of one word of source with the given outputs."""
+    return {"cell_type": "code", "metadata": {}, "source": "x", "outputs": list(items)}
+
+
+def shown(data: dict) -> dict:
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+def test_the_clock_sorts_what_a_learner_meets_by_kind():
+    table = "<table><tr><th>query</th><th>recall@10</th></tr><tr><td>hello there</td><td>0.41</td></tr></table>"
+    notebook = {"cells": [
+        markdown("Three words here."),
+        code(["x = 1\n", "print(x)"]),  # its output: 150 words of stdout
+        outputs({"output_type": "stream", "name": "stderr", "text": "a warning nobody reads"},
+                shown({"text/html": table, "text/plain": "<IPython.core.display.HTML object>"}),
+                shown({"image/png": "iVBOR", "text/plain": "<Figure size 700x300 with 1 Axes>"}),
+                shown({"image/svg+xml": "<svg/>", "text/html": '<img alt="a long alt text">', "text/plain": "<Diagram>"}),
+                shown({"application/vnd.jupyter.widget-view+json": {}, "text/plain": "VBox(children=(IntSlider(),))"}),
+                shown({"application/vnd.jupyter.widget-view+json": {}, "text/plain": "real model:  40%|####  | 4/10"}),
+                {"output_type": "execute_result", "data": {"text/plain": "[1, 2, 3]"}, "metadata": {}}),
+        code(["assert x == 1"], tags=("evidence",)),  # its printed words are off the path too
+        markdown("hidden prose", tags=("evidence",)),
+        {"cell_type": "raw", "metadata": {}, "source": "not read"}]}
+    assert reading(notebook) == Reading(prose=3, code=4 + 1, output=150 + 5 + 3, figures=2, widgets=1)
+
+
+def test_html_words_count_the_text_a_reader_sees_not_the_tags():
+    assert html_words("<table><tr><td>a</td><td>b&amp;c</td></tr></table>") == 2
+    assert html_words("<p>one<b>two</b></p>") == 2  # text nodes are kept apart even when the tags touch
+    assert html_words('<div class="self-check"><p>Which?</p><details><summary>Show</summary>B</details></div>') == 3
+
+
+@pytest.mark.parametrize("kinds, minutes", [
+    (Reading(), 0), (Reading(prose=225), 1), (Reading(code=100), 1), (Reading(output=300), 1), (Reading(figures=2), 1),
+    (Reading(widgets=1), 1), (Reading(prose=2250, code=1000, output=1500, figures=4, widgets=2), 10 + 10 + 5 + 2 + 2),
+])
+def test_each_kind_is_weighed_at_its_own_rate(kinds, minutes):
+    assert kinds.minutes == pytest.approx(minutes)
+
+
+def test_reading_minutes_round_the_notebooks_clock_up():
+    assert reading_minutes({"cells": []}) == 0
+    assert reading_minutes({"cells": [markdown("w " * 225)]}) == 1
+    assert reading_minutes({"cells": [markdown("w " * 226)]}) == 2
+    # 225 words of prose, one word of code, one figure: 1 + 0.01 + 0.5 minutes
+    assert reading_minutes({"cells": [markdown("w " * 225), outputs(shown({"image/png": "x"}))]}) == 2
+
+
+def test_code_takes_longer_than_prose_and_output_less():
+    same = 900
+    assert Reading(code=same).minutes > Reading(prose=same).minutes > Reading(output=same).minutes
+
+
+def test_the_stated_reading_minutes_are_rewritten_and_the_run_minutes_kept():
+    first = "# Ch\n\n*Reading: about 12 min · Run: about 3 min on 2 cores*\n(+3 min with the real model installed)"
+    rewritten = with_reading_minutes(first, 27)
+    assert rewritten == first.replace("about 12 min", "about 27 min")
+    assert stated_times({"cells": [markdown(rewritten)]}) == (27, 3)
+    assert with_reading_minutes("# Ch with no line", 27) == "# Ch with no line"
+
+
+def test_the_core_path_line_reads_back_as_written():
+    line = core_path_line(152)
+    assert stated_paths(f"intro\n\n{line}\n\nmore") == [(CORE_PATH, 152, GOING_FURTHER)]
+    assert stated_paths(line.replace("4, 5", "4, 5b")) == [(tuple(n if n != "5" else "5b" for n in CORE_PATH), 152,
+                                                           GOING_FURTHER)]
+    assert stated_paths("Core path: Chapters 0 to 7.") == []
+
+
+def test_the_course_is_one_list_split_in_two():
+    assert set(CORE_PATH) | set(GOING_FURTHER) == {ch.number for ch in COURSE}
+    assert not set(CORE_PATH) & set(GOING_FURTHER)
+    assert CORE_PATH == ("0", "1", "2", "3", "4", "5", "7")
+    assert number_of(Path("notebooks/05b_mcp_operations.ipynb")) == "5b" and number_of(Path("00_start_here.ipynb")) == "0"
 
 
 @pytest.mark.parametrize("seconds, minutes", [(0.5, 1), (59.9, 1), (60, 1), (60.1, 2), (179, 3)])
@@ -147,10 +216,11 @@ def test_every_chapter_and_solution_has_a_committed_run_time():
 def test_each_chapter_states_its_reading_time(path):
     nb = load_notebook(path)
     stated = stated_times(nb)
-    computed = reading_minutes(reading_words(nb))
+    computed = reading_minutes(nb)
     assert stated is not None, (f"{path.name}: the first cell has no line '*Reading: about {computed} min · "
                                 "Run: about M min on 2 cores*'")
-    assert abs(stated[0] - computed) <= 1, f"{path.name} states {stated[0]} min of reading; its words take {computed}"
+    assert abs(stated[0] - computed) <= 1, (f"{path.name} states {stated[0]} min of reading; the clock says {computed} "
+                                            "(python scripts/state_reading_times.py rewrites it)")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -166,13 +236,31 @@ def test_each_core_path_chapter_is_at_most_3000_reading_words(path):
     assert reading_words(load_notebook(path)) <= 3000
 
 
+def test_every_chapter_of_the_course_has_its_notebook():
+    assert sorted(number_of(p) for p in CHAPTERS) == sorted(ch.number for ch in COURSE)
+
+
+@pytest.mark.xfail(strict=True, reason="Chapters 3-5 are rewritten on a stronger model's numbers (issue 45); the core "
+                                       "path reads in two hours by the clock only after that rewrite. Strict: when it "
+                                       "passes, this mark fails and must go.")
 def test_the_core_path_reads_in_two_hours():
-    assert {chapter_number(p) for p in CORE} == set(CORE_PATH)
-    total = sum(reading_words(load_notebook(p)) for p in CORE)
-    assert total <= 18000, f"the core path has {total:,} reading words ({reading_minutes(total)} min)"
+    minutes = chapter_minutes(ROOT)
+    total = core_path_minutes(minutes)
+    per_chapter = ", ".join(f"{n}: {minutes[n]}" for n in CORE_PATH)
+    assert total <= CORE_PATH_BUDGET, f"the core path reads in {total} min by the clock ({per_chapter})"
 
 
-@pytest.mark.parametrize("path", GOING_FURTHER, ids=lambda p: p.stem)
+@pytest.mark.parametrize("name", ["README.md", "notebooks/INSTRUCTORS.md", "notebooks/00_start_here.ipynb"])
+def test_the_readme_the_guide_and_chapter_0_state_the_one_core_path_and_its_minutes(name):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    if name.endswith(".ipynb"):
+        text = "\n".join(cell_text(c) for c in load_notebook(ROOT / name)["cells"] if c["cell_type"] == "markdown")
+    total = core_path_minutes({number: reading for number, (reading, _) in stated_minutes(ROOT).items()})
+    assert stated_paths(text) == [(CORE_PATH, total, GOING_FURTHER)], (
+        f"{name} should state once: {core_path_line(total)!r} (python scripts/state_reading_times.py writes it)")
+
+
+@pytest.mark.parametrize("path", FURTHER, ids=lambda p: p.stem)
 def test_each_going_further_part_is_at_most_3000_reading_words(path):
     assert reading_words(load_notebook(path)) <= 3000
 

@@ -28,6 +28,7 @@ from harness.selection.ranking import DEFAULT_K
 from harness.retrieval.hybrid import rrf
 from harness.core.text import tokenize
 from harness.core.tools import Tool
+from workbook.views.course import COURSE, Chapter
 
 if TYPE_CHECKING:  # the loop's records and a scenario's run: read, never built, here
     from harness.selection.agent import TurnEvent
@@ -588,32 +589,7 @@ def rrf_fusion(first: Sequence[str], second: Sequence[str], k: float = 60.0,
 
 
 # ---------------------------------------------------------------- (g) the course map
-
-@dataclass(frozen=True)
-class Chapter:
-    number: str
-    title: str
-    piece: str
-    core: bool
-
-
-COURSE = (
-    Chapter("0", "Start here", "tools, the registry, tokens, the two models", True),
-    Chapter("1", "The tool cliff", "what many tools cost in tokens and accuracy", True),
-    Chapter("2", "Catalog and selector", "BM25 over tools: why a tool ranks where it does", True),
-    Chapter("3", "Transcript queries", "the per-turn loop and the query it searches with", True),
-    Chapter("4", "Pinned discovery", "a search tool the model calls itself", True),
-    Chapter("5", "MCP integration", "real servers, deferral, tool search, the prompt cache", True),
-    Chapter("7", "Use it in your agent", "harness serve: the proxy real clients use", True),
-    Chapter("5b", "MCP operations", "config checks, failing and poisoned servers", False),
-    Chapter("5c", "The whole loop, real model", "success, where runs fail, a loop guard", False),
-    Chapter("6a", "Public benchmarks", "fielded, dense, hybrid on test rows", False),
-    Chapter("6b", "Scale and speed", "misses, a fast BM25, catalog size", False),
-    Chapter("6c", "Learned, end to end", "query logs, usage priors, end to end", False),
-    Chapter("8a", "Zero-shot ideas", "servers first, query planning, re-ranking", False),
-    Chapter("8b", "Embedder and query time", "the default, the embedder, query time", False),
-)
-
+# The chapters and the core path are defined once, in workbook.views.course.
 
 def course_map(chapters: Sequence[Chapter] = COURSE) -> Diagram:
     """Chapter 0: one screen of the course — which chapter explains which piece, core path and going further."""
