@@ -15,7 +15,8 @@ clock of this run is kept beside it (``wall_seconds``) with the note of how busy
     PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/measure_run_times.py [NOTEBOOK ...] [--note TEXT] [--guide]
 
 Named notebooks are re-measured and merged into the file; with none, every notebook is. ``--guide``
-then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md).
+then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md) and the
+README's chapter and exercise tables.
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workbook.views.reading_time import GUIDE, RUN_TIMES, all_notebooks, measured_seconds, with_measured_times  # noqa: E402
+from workbook.views.reading_time import (GUIDE, RUN_TIMES, all_notebooks, measured_seconds,  # noqa: E402
+                                         readme_with_measured_times, with_measured_times)
 
 
 def children_cpu() -> float:
@@ -53,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--note", default="", help="how busy the machine was, which extras were installed")
-    parser.add_argument("--guide", action="store_true", help="write the measured times into the instructor's guide")
+    parser.add_argument("--guide", action="store_true", help="write the measured times into the instructor's guide and the README")
     parser.add_argument("--quiet", action="store_true",
                         help="nothing else runs on the machine: the wall clock, what a learner waits, is the time kept")
     args = parser.parse_args()
@@ -65,7 +67,10 @@ def main() -> None:
             record(name, wall if args.quiet else cpu, wall, args.note)
             print(f"{name}: {cpu:.1f} s processor, {wall:.1f} s wall", flush=True)
     if args.guide:
-        (ROOT / GUIDE).write_text(with_measured_times((ROOT / GUIDE).read_text(encoding="utf-8"), ROOT, measured_seconds(ROOT)), encoding="utf-8")
+        measured = measured_seconds(ROOT)
+        (ROOT / GUIDE).write_text(with_measured_times((ROOT / GUIDE).read_text(encoding="utf-8"), ROOT, measured), encoding="utf-8")
+        readme = ROOT / "README.md"
+        readme.write_text(readme_with_measured_times(readme.read_text(encoding="utf-8"), measured), encoding="utf-8")
 
 
 def record(name: str, cpu: float, wall: float, note: str) -> None:

@@ -19,7 +19,8 @@ import pytest
 from workbook.views.course import CORE_PATH, COURSE, GOING_FURTHER, core_path_line, number_of, stated_paths
 from workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, Reading, all_notebooks, cell_text, chapter_minutes,
                                          core_path_minutes, guide_times, html_words, load_notebook, measured_seconds,
-                                         notebook_words, reading, reading_minutes, reading_words, run_minutes,
+                                         notebook_words, readme_times, readme_with_measured_times, reading, reading_minutes,
+                                         reading_words, run_minutes,
                                          run_time_drift, spoken_time, stated_minutes, stated_times, with_measured_times,
                                          with_reading_minutes, within)
 
@@ -286,3 +287,28 @@ def test_the_guide_times_are_within_2x_of_the_measured_ones():
     stated = guide_times(GUIDE.read_text(encoding="utf-8"), ROOT)
     wrong = {name: (seconds, measured[name]) for name, seconds in stated.items() if not within(seconds, measured[name])}
     assert wrong == {}, f"stated against measured seconds: {wrong}"
+
+
+# --- the README ---------------------------------------------------------------------------------------
+
+
+def test_the_readme_rows_are_read_and_rewritten_from_the_measurement():
+    readme = ("| 0 | [00_start](notebooks/00_start.ipynb) | tools | [`core/`](harness/core) | ≈ 20 s |\n"
+              "| 7 | [07_x](exercises/07_x.ipynb) | deferral | Ch. 5 | [solution](exercises/solutions/07_x.ipynb) | ≈ 35 s |\n"
+              "| 7 | [07_use](notebooks/07_use.ipynb) | the proxy | `serve` | ≈ 45 s (the first run embeds more) |\n")
+    assert readme_times(readme) == {"notebooks/00_start.ipynb": 20, "exercises/solutions/07_x.ipynb": 35,
+                                    "notebooks/07_use.ipynb": 45}
+    measured = {"notebooks/00_start.ipynb": 41, "exercises/solutions/07_x.ipynb": 200, "notebooks/07_use.ipynb": 44}
+    rewritten = readme_with_measured_times(readme, measured)
+    assert "| [`core/`](harness/core) | ≈ 40 s |" in rewritten and "solutions/07_x.ipynb) | ≈ 3 min |" in rewritten
+    assert "| ≈ 45 s (the first run embeds more) |" in rewritten
+    assert readme_times(rewritten) == {"notebooks/00_start.ipynb": 40, "exercises/solutions/07_x.ipynb": 180,
+                                       "notebooks/07_use.ipynb": 45}
+
+
+def test_the_readme_states_every_run_time_within_2x_of_the_measured_one():
+    stated = readme_times((ROOT / "README.md").read_text(encoding="utf-8"))
+    measured = measured_seconds(ROOT)
+    assert set(stated) == {p.relative_to(ROOT).as_posix() for p in all_notebooks(ROOT)}
+    wrong = {name: (seconds, measured[name]) for name, seconds in stated.items() if not within(seconds, measured[name])}
+    assert wrong == {}, f"stated against measured seconds (scripts/measure_run_times.py --guide rewrites them): {wrong}"

@@ -281,6 +281,21 @@ def guide_times(text: str, root: Path) -> dict[str, float]:
             for part in (chapters, exercises) for row in GUIDE_ROW.findall(part)}
 
 
+# The README's chapter and exercise tables end each row with the notebook's run time, "| ≈ 20 s |" (a chapter row
+# links notebooks/NAME.ipynb; an exercise row links its solution, exercises/solutions/NAME.ipynb, whose run it is).
+README_ROW = re.compile(r"^(\|[^\n]*?\]\(((?:notebooks|exercises/solutions)/\w+\.ipynb)\)[^\n]*\| )≈ (\d+) (s|min)", re.MULTILINE)
+
+
+def readme_times(text: str) -> dict[str, float]:
+    """The README's stated run times: repository-relative notebook path → seconds."""
+    return {row[1]: float(row[2]) * (60 if row[3] == "min" else 1) for row in README_ROW.findall(text)}
+
+
+def readme_with_measured_times(text: str, measured: dict[str, float]) -> str:
+    """The README with every stated run time replaced by the measured one, said as :func:`spoken_time` says it."""
+    return README_ROW.sub(lambda m: m[1] + spoken_time(measured[m[2]]), text)
+
+
 #: The column after the run time: a chapter's stated reading minutes, an exercise's estimated solving minutes.
 GUIDE_MINUTES = re.compile(r"^(\| (\w+) · [^|]+\|[^|]*\| ≈ \d+ (?:s|min) \| )(\d+) min( \|)", re.MULTILINE)
 
