@@ -38,7 +38,7 @@ def gallery() -> list[d.Diagram]:
 
 
 def test_every_diagram_is_well_formed_svg_with_alt_text(gallery):
-    assert len({g.name for g in gallery}) == len(gallery) == 13
+    assert len({g.name for g in gallery}) == len(gallery) == 14
     for g in gallery:
         root = parse(g)
         assert root.tag == f"{{{NS['s']}}}svg" and root.get("role") == "img", g.name
@@ -280,6 +280,65 @@ def test_the_proxy_states_a_number_only_when_given_one():
 def test_untrusted_text_is_escaped():
     root = parse(d.deferral_and_search('<script>alert("x")</script> & read', d.demo_catalog()))
     assert any("<script>" in s for s in texts(root))  # shown as text, parsed as text
+
+
+def bars(diagram: d.Diagram, kind: str = "bar") -> list[tuple[float, float]]:
+    """(x, width) of each bar of the query-time diagram, top to bottom; ``kind="whole"`` for the whole search's."""
+    return [(float(r.get("x")), float(r.get("width"))) for g in parse(diagram).iterfind(f".//s:g[@class='{kind}']", NS)
+            for r in g.iterfind("s:rect", NS)]
+
+
+def test_the_query_time_diagram_draws_each_stage_as_long_as_its_time_one_after_another():
+    stages = {"tokenize": 1.0, "embedding (onnx)": 6.0, "bm25 top-100": 2.0, "fusion": 1.0}
+    diagram = d.query_time_stages(stages, total=12.0, tools=500, queries=20)
+    drawn, (whole,) = bars(diagram), bars(diagram, "whole")
+    assert len(drawn) == 4
+    unit = whole[1] / 12.0  # px per ms: the whole search (the longest) sets the scale; the SVG rounds to 0.1 px
+    assert [w for _, w in drawn] == pytest.approx([unit * ms for ms in (1, 6, 2, 1)], abs=0.1)
+    assert [x - whole[0] for x, _ in drawn] == pytest.approx([unit * ms for ms in (0, 1, 7, 9)], abs=0.1)  # one after another
+    shown = texts(parse(diagram))
+    assert "6 ms · 50 %" in shown and "1 ms · 8 %" in shown and "12 ms" in shown  # shares of the whole search
+    assert "Where one hybrid-rrf search's time goes, at 500 tools" in shown
+    assert "The query's embedding: 7 of the whole search's 12 ms (58 %)." in shown  # the tokenizer is MiniLM's too
+    assert "The stages' medians sum to 10 ms; medians need not add up to the whole's median." in shown
+    assert "over 20 queries" in diagram.description and "embedding (onnx) 6 ms; bm25 top-100 2 ms" in diagram.description
+
+
+def test_the_query_time_diagram_without_a_total_scales_to_the_stages_and_labels_the_table_s_figures():
+    diagram = d.query_time_stages({"catalog matmul": 0.222, "dense top-100": 0.13, "bm25 top-100": 0.569}, queries=None)
+    drawn = bars(diagram)
+    assert bars(diagram, "whole") == [] and sum(w for _, w in drawn) == pytest.approx(390.0, abs=0.2)  # the bar area
+    assert drawn[2][0] + drawn[2][1] == pytest.approx(drawn[0][0] + 390.0, abs=0.2)  # the last ends at its end
+    shown = texts(parse(diagram))
+    assert ["0.222 ms · 24 %", "0.13 ms · 14 %", "0.569 ms · 62 %"] == [s for s in shown if " ms · " in s]
+    assert "a dot product with each of 2,797 tools" in shown and "the 100 tools nearest the query vector" in shown
+    assert not any("embedding:" in s for s in shown)  # no embedding stage, no claim about one
+    assert "queries" not in diagram.description
+
+
+def test_the_query_time_diagram_draws_a_breakdowns_medians():
+    from workbook.evaluation.query_time import StageTimes
+
+    times = StageTimes(cpu={"tokenize": [0.1, 0.3, 0.2], "embedding (onnx)": [3.0, 5.0, 4.0], "total": [3.5, 5.6, 4.4]})
+    assert times.medians() == {"tokenize": 0.2, "embedding (onnx)": 4.0}
+    one = d.query_time_stages({"query embedding": 3.14}, 4.41, queries=100)
+    assert "3.14 ms · 71 %" in texts(parse(one)) and "The other stages were not timed apart in this measurement." in one.alt
+    shown = texts(parse(d.query_time_stages(times.medians(), times.percentile("total", 50, "cpu"), queries=3)))
+    assert "4 ms · 91 %" in shown and "4.4 ms" in shown
+
+
+@pytest.mark.parametrize("stages, total, message", [
+    ({}, None, "at least one stage"),
+    ({f"layer {i}": 1.0 for i in range(17)}, None, "at most 16 stages, not 17"),
+    ({"fusion": -1.0}, None, "of at least 0"),
+    ({"fusion": float("nan")}, None, "of at least 0"),
+    ({"fusion": 2.0}, 1.0, "cannot be below a stage's"),
+    ({"fusion": 0.0}, None, "a stage that took some time"),
+])
+def test_the_query_time_diagram_refuses_times_that_cannot_be_measured_ones(stages, total, message):
+    with pytest.raises(ValueError, match=message) as info:
+        d.query_time_stages(stages, total)
+    assert str(info.value).count(". ") == 0 and str(info.value).endswith(".")
 
 
 def test_hub_failures_draws_the_statuses_and_results_it_is_given():

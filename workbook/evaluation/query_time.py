@@ -52,6 +52,11 @@ class StageTimes:
         """Nearest-rank percentile of one stage's times (as :meth:`harness.evaluation.metrics.Report.latency_ms`)."""
         return nearest_rank(getattr(self, clock)[stage], p)
 
+    def medians(self, clock: str = "cpu") -> dict[str, float]:
+        """Each stage's median in the order the stages ran, the whole query's ("total") left out: what
+        :func:`workbook.views.diagrams.query_time_stages` draws beside ``percentile("total", 50, clock)``."""
+        return {stage: self.percentile(stage, 50, clock) for stage in getattr(self, clock) if stage != "total"}
+
 
 def nearest_rank(values: Sequence[float], p: float) -> float:
     """The nearest-rank ``p``-th percentile (as :meth:`harness.evaluation.metrics.Report.latency_ms` takes it)."""

@@ -19,7 +19,7 @@ import html
 import math
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 from xml.sax.saxutils import escape
 
 from harness.selection.catalog import ToolCatalog
@@ -1011,10 +1011,137 @@ def pinning_across_turns(lanes: Sequence[Lane] | None = None, k: int = DEFAULT_K
                     + " ".join(said(lane) for lane in chosen))
 
 
+# ---------------------------------------------------------------- (l) where a search's time goes
+
+#: One run of Chapter 8b's stage table: MiniLM's hybrid-rrf over MCP-Zero's 2,797 tools, 50 LiveMCPBench step
+#: queries each embedded on its own, median ms of CPU time per stage (ONNX Runtime; load 0.9 on 2 cores).
+EXAMPLE_STAGES = {"tokenize": 0.115, "embedding (onnx)": 3.673, "catalog matmul": 0.222, "dense top-100": 0.130,
+                  "bm25 top-100": 0.569, "fusion": 0.061}
+EXAMPLE_TOTAL = 4.773
+#: The parts of a hybrid query, each with its colour and legend; a stage belongs to the first whose test it passes.
+STAGE_PARTS: tuple[tuple[str, tuple[str, str], Callable[[str], bool]], ...] = (
+    ("MiniLM: the query's embedding", ORANGE,
+     lambda s: s == "tokenize" or "embedding" in s or s.startswith("layer ") or s == "pooling"),
+    ("dense: dot products, nearest tools", BLUE, lambda s: s == "catalog matmul" or s.startswith("dense")),
+    ("fielded BM25", GREEN, lambda s: s.startswith("bm25")),
+    ("RRF fusion", PURPLE, lambda s: s == "fusion"),
+)
+MAX_STAGES = 16
+
+
+def _ms(value: float) -> str:
+    """A time in ms as the stage table prints it (three decimals), without trailing zeros; coarser when large."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.{1 if value >= 10 else 3}f}".rstrip("0").rstrip(".")
+
+
+def _stage_part(stage: str) -> tuple[str, tuple[str, str]]:
+    """(legend, colour) of the part of a hybrid query a stage belongs to; an unknown stage is grey."""
+    for legend, colour, test in STAGE_PARTS:
+        if test(stage):
+            return legend, colour
+    return "other", GREY
+
+
+def _stage_note(stage: str, tools: int) -> str:
+    """What a stage of :func:`workbook.evaluation.query_time.breakdown` does, in a few words ("" if unknown)."""
+    depth = stage.rsplit("-", 1)[-1]
+    if stage.startswith("layer "):
+        return f"MiniLM's {stage} of 6 (NumPy)"
+    return {"tokenize": "MiniLM's tokenizer: the query's word pieces",
+            "embedding (onnx)": "MiniLM's 6 layers in ONNX Runtime: a vector",
+            "query embedding": "MiniLM, tokenizer and layers: one vector",
+            "token embeddings": "MiniLM: a first vector per word piece",
+            "pooling": "MiniLM: mean of the word pieces' vectors",
+            "catalog matmul": f"a dot product with each of {tools:,} tools",
+            "fusion": "RRF merges the two lists into one"}.get(stage, (
+                f"the {depth} tools nearest the query vector" if stage.startswith("dense top-") else
+                f"the query's terms scored, best {depth}" if stage.startswith("bm25 top-") else ""))
+
+
+def query_time_stages(stages: Mapping[str, float] | None = None, total: float | None = None, *, tools: int = 2_797,
+                      queries: int | None = 50, clock: str = "CPU") -> Diagram:
+    """Chapter 8b: where one hybrid-rrf search's time goes — a bar per stage, as long as its measured median, each
+    starting where the one before ended (the order the stages run), then the whole search timed on its own.
+
+    Drawn from what was measured, never from a model of it: ``stages`` maps each stage's name (as
+    :func:`workbook.evaluation.query_time.breakdown` names them) to its median in ms, ``total`` is the whole search's
+    median, timed on its own. Medians do not add up, so the two are drawn side by side rather than one derived from
+    the other. By default, one run of Chapter 8b's stage table (:data:`EXAMPLE_STAGES`).
+    """
+    shown = dict(EXAMPLE_STAGES if stages is None else stages)
+    whole = EXAMPLE_TOTAL if stages is None and total is None else total
+    if not shown:
+        raise ValueError("The query-time diagram needs at least one stage.")
+    if len(shown) > MAX_STAGES:
+        raise ValueError(f"The query-time diagram draws at most {MAX_STAGES} stages, not {len(shown)}.")
+    for name, ms in [*shown.items(), *([("the whole search", whole)] if whole is not None else [])]:
+        if not (math.isfinite(ms) and ms >= 0):
+            raise ValueError(f"A stage's time is a number of ms of at least 0, and {name!r} has {ms}.")
+    summed = sum(shown.values())
+    if whole is not None and whole < max(shown.values()):
+        raise ValueError(f"The whole search's median ({_ms(whole)} ms) cannot be below a stage's "
+                         f"({_ms(max(shown.values()))} ms): each query's whole contains its stages.")
+    span = max(summed, whole or 0.0)
+    if span <= 0:
+        raise ValueError("The query-time diagram needs a stage that took some time.")
+    base = whole if whole is not None else summed  # what each stage's share is a share of
+    embedding = sum(ms for name, ms in shown.items() if _stage_part(name)[0] == STAGE_PARTS[0][0])
+
+    c = _Canvas(880)
+    c.text(16, 26, f"Where one hybrid-rrf search's time goes, at {tools:,} tools", 15, bold=True)
+    over = f" over {queries:,} queries" if queries else ""
+    c.text(16, 48, f"Median ms of {clock} time per stage{over}, each bar starting where the stage before it ended", 13)
+    x = 16.0
+    for legend, colour in dict.fromkeys(_stage_part(name) for name in shown):
+        c.rect(x, 62, 14, 14, colour, rx=2)
+        c.text(x + 20, 74, legend, 12)
+        x += 20 + text_width(legend, 12) + 18
+    x0, bar_w, fig_x, y0, row = 330.0, 390.0, 864.0, 92.0, 42.0
+    scale = bar_w / span
+    rows = [(name, ms, _stage_note(name, tools), _stage_part(name)[1]) for name, ms in shown.items()]
+    start = 0.0
+    for i, (name, ms, note, colour) in enumerate(rows):
+        y = y0 + i * row
+        c.text(16, y + 16, clip(name, 300, 13, True), 13, bold=True)
+        if note:
+            c.text(16, y + 33, clip(note, 300, 12), 12)
+        c.parts.append('<g class="bar">')
+        c.rect(x0 + start * scale, y + 7, max(ms * scale, 1.5), 26, colour, rx=3)
+        c.parts.append("</g>")
+        c.text(fig_x, y + 25, f"{_ms(ms)} ms · {100 * ms / base:.0f} %", 13, anchor="end")
+        start += ms
+    y = y0 + len(rows) * row + 8
+    if whole is not None:
+        c.text(16, y + 16, "the whole search", 13, bold=True)
+        c.text(16, y + 33, "timed on its own, first stage to last", 12)
+        c.parts.append('<g class="whole">')
+        c.rect(x0, y + 7, max(whole * scale, 1.5), 26, GREY, dashed=True, rx=3)
+        c.parts.append("</g>")
+        c.text(fig_x, y + 25, f"{_ms(whole)} ms", 13, anchor="end", bold=True)
+        y += row
+    c.parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x0:.1f}" y2="{y:.1f}" stroke="#555555" stroke-width="1"/>')
+    of = f"the whole search's {_ms(whole)} ms" if whole is not None else f"the stages' {_ms(summed)} ms"
+    lines = [f"The query's embedding: {_ms(embedding)} of {of} ({100 * embedding / base:.0f} %)."] if embedding else []
+    if whole is not None and len(shown) > 1:
+        lines.append(f"The stages' medians sum to {_ms(summed)} ms; medians need not add up to the whole's median.")
+    elif whole is not None:
+        lines.append("The other stages were not timed apart in this measurement.")
+    for i, line in enumerate(lines):
+        c.text(16, y + 20 + 20 * i, line, 13, italic=True)
+    return c.render("query-time-stages", f"Where one hybrid-rrf search's time goes, at {tools:,} tools",
+                    f"Median ms of {clock} time per stage{over}, in the order the stages run: "
+                    + "; ".join(f"{name} {_ms(ms)} ms" for name, ms in shown.items())
+                    + (f"; the whole search, timed on its own, {_ms(whole)} ms" if whole is not None else "")
+                    + ". " + " ".join(lines))
+
+
 DIAGRAMS = {"tools_in_every_request": tools_in_every_request, "request_layout": request_layout, "per_turn_loop": per_turn_loop, "bm25_scoring": bm25_scoring,
             "deferral_and_search": deferral_and_search, "proxy": proxy, "course_map": course_map,
             "failure_points": failure_points, "hub_failures": hub_failures, "query_log_and_prior": query_log_and_prior,
-            "servers_first_and_planning": servers_first_and_planning, "pinning_across_turns": pinning_across_turns}
+            "servers_first_and_planning": servers_first_and_planning, "pinning_across_turns": pinning_across_turns,
+            "query_time_stages": query_time_stages}
 
 
 def demo_rankings(query: str = "find where a function is defined in the code", dense: bool = True
