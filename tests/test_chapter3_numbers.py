@@ -94,7 +94,9 @@ def test_the_real_model_s_trace_of_the_first_task_is_the_one_the_chapter_describ
     assert step["k=10", 2].verdict == "not shown" and step["k=10", 2].choice == "read_channel_history"
     assert step["all 74", 2].choice == "post_channel_message"
     assert step["k=10", 3].verdict == step["all 74", 3].verdict == "kept calling"
-    assert all(r.margin > 0 for r in step.values()), "never torn on these mistakes"
+    assert all(r.margin > 0 for r in step.values()), "every margin positive"
+    close = {key: round(r.margin, 1) for key, r in step.items() if r.margin < 1}
+    assert close == {("k=10", 2): 0.5, ("all 74", 2): 0.3}, "the two close calls are at step 2, 0.5 and 0.3 nats"
 
 
 def test_held_out_per_step_recall_of_the_latest_message_holds_up():

@@ -106,9 +106,6 @@ def test_the_static_fallback_reads_back_into_the_same_questions():
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-#: Chapters rewritten on a stronger model's numbers (issue 45): their self-checks are fixed in that rewrite.
-#: Strict: when one passes, this mark fails and must go.
-REWRITTEN_LATER = {"03", "05"}
 #: No letter may answer more than this share of the course's questions.
 COURSE_SHARE = 0.40
 #: A figure: a number as a chapter prints it (41,669 · 0.93 · 14/42 · 99.5%), not a section or chapter number.
@@ -146,14 +143,7 @@ def letters(questions: list[Question]) -> Counter:
     return Counter("ABCDEFGHIJ"[q.answer] for q in questions)
 
 
-def chapter_param(path: Path):
-    number = path.name.split("_")[0]
-    marks = [pytest.mark.xfail(strict=True, reason=f"Chapter {number} is rewritten later (issue 45); its self-check with it")] \
-        if number in REWRITTEN_LATER else []
-    return pytest.param(path, id=number, marks=marks)
-
-
-@pytest.mark.parametrize("path", [chapter_param(p) for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name.split("_")[0])
 def test_each_chapters_self_check_is_fair_and_cites_what_the_chapter_prints(path):
     """At least three options a question; no letter answers more than half of the chapter's questions; each reason
     cites at least one figure, and every figure it cites is one the chapter printed (its saved outputs)."""
