@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_anthropic_server import FakeAnthropicServer
-from fake_openai_server import FakeOpenAIServer, tool_call
+from workbook.providers.fake_anthropic import FakeAnthropicServer
+from workbook.providers.fake_openai import FakeOpenAIServer, tool_call
 from real_model_support import needs_model, openai_endpoint
 from experiments import measure
 from harness.providers.chat_format import FOUND_HEADER
