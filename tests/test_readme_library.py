@@ -9,11 +9,14 @@ scripted replies, which shows where the found definitions went.
 """
 from __future__ import annotations
 
+import pytest
+
 from real_model_support import needs_model
 from experiments import measure
 from harness.providers.chat_format import FOUND_HEADER
-from workbook.own_loop import (FORECAST, TURNS_LINE, LoopRun, keeps_prefix, on_fake_anthropic, on_fake_openai,
-                               on_llama_server, readme_loop, readme_section, request_lines)
+from workbook import own_loop
+from workbook.own_loop import (FORECAST, OPENAI_TURNS_LINE, LoopRun, keeps_prefix, on_fake_anthropic,
+                               on_fake_openai, on_llama_server, readme_loop, readme_section, request_lines)
 
 SECTION = readme_section()
 
@@ -59,7 +62,7 @@ def test_the_openai_example_runs_on_the_real_model_behind_llama_servers_endpoint
     """The README's code on a real server, which renders every message it is sent through the model's chat template
     and rejects a malformed one. Two turns, not six: a turn of the 0.5B takes up to a minute on two busy cores, and it
     spent all six calling (498 s, measured)."""
-    assert TURNS_LINE["openai"] in readme_loop("openai")
+    assert OPENAI_TURNS_LINE in readme_loop("openai")
     done = on_llama_server(tmp_path, turns=2)
     assert done.returncode == 0, done.stderr
     assert done.printed and done.printed[0].startswith("→ "), "the model made no call: the loop was not exercised"
@@ -88,6 +91,16 @@ def test_a_found_tool_put_into_the_tools_block_is_caught_breaking_the_prefix():
     tool = {"name": "get_forecast", "input_schema": {"type": "object"}}
     assert keeps_prefix(anthropic, {"tools": [], "messages": ask}, {"tools": [tool | {"defer_loading": True}], "messages": ask})
     assert not keeps_prefix(anthropic, {"tools": [], "messages": ask}, {"tools": [tool], "messages": ask})
+
+
+def test_without_the_real_model_the_run_on_it_says_so_in_one_sentence(tmp_path, monkeypatch):
+    monkeypatch.setattr(own_loop, "find_install", lambda model: None)
+    assert on_llama_server(tmp_path).output() == [own_loop.NOT_INSTALLED]
+
+
+def test_a_failed_run_raises_its_error_instead_of_printing_nothing():
+    with pytest.raises(RuntimeError, match="exited with 1: Traceback"):
+        LoopRun("openai", [], 1, "Traceback (most recent call last): ...", []).output()
 
 
 def test_what_the_readme_says_harness_measure_runs_is_what_it_runs():

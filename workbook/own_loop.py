@@ -5,11 +5,11 @@ Anthropic SDK loop and a plain OpenAI SDK loop, about 30 lines each. Why they ar
 here: the README is where a user copies them from, so the chapter, which shows and runs them, and
 ``tests/test_readme_library.py``, which checks them, both take the README's text — one copy, three readers.
 
-Each runs as its own script (the request as its argument, the settings in the environment, as a user starts it)
-against the workbook's fake API with scripted replies — a search, then a call of the tool it found — so what the
-loop sent can be read back request by request (:func:`request_lines`), or against the real small model behind
-llama-server's own OpenAI-compatible endpoint (:func:`on_llama_server`), where what it sends is rendered by the
-model's chat template and a malformed request is refused.
+Each runs as its own script (the request as its argument, the settings in the environment, as a user starts it),
+either against the workbook's fake API with scripted replies — a search, then a call of the tool it found — so that
+what the loop sent can be read back request by request (:func:`request_lines`), or against the real small model
+behind llama-server's own OpenAI-compatible endpoint (:func:`on_llama_server`), where what it sends is rendered by
+the model's chat template and a malformed request is refused.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from harness.core.json_types import JSON, JSONObject
 from harness.providers.chat_format import FOUND_HEADER
 from workbook.providers.fake_anthropic import FakeAnthropicServer
 from workbook.providers.fake_openai import FakeOpenAIServer, tool_call
-from workbook.providers.local_llama import openai_endpoint
+from workbook.providers.local_llama import find_install, openai_endpoint
 
 SDK = Literal["anthropic", "openai"]
 #: The README of this checkout (the workbook's apparatus lives only in a checkout, never in the wheel).
@@ -38,8 +38,10 @@ ASK = "What will the weather be in Oslo tomorrow?"
 FORECAST = "Oslo: sunny, 21 °C"
 #: A key of the right shape for the fake Messages API (split: no key-shaped string in a committed file).
 FAKE_KEY = "sk-ant-" + "test-0123456789abcdefghij"
-#: The loop's line in both examples; a run on the real model replaces its count of turns.
-TURNS_LINE = {"anthropic": "for _ in range(6):", "openai": "for turn in range(6):"}
+#: What a run on the real model prints where it is not installed.
+NOT_INSTALLED = "Not run on the real model: it is not installed (`make real-model`)."
+#: The OpenAI example's loop line; a run on the real model replaces its count of turns.
+OPENAI_TURNS_LINE = "for turn in range(6):"
 
 
 def readme_section(readme: Path = README) -> str:
@@ -65,11 +67,18 @@ class LoopRun:
     stderr: str
     requests: list[JSONObject]
 
+    def output(self) -> list[str]:
+        """What the run printed; a run that failed raises with the end of its error output instead, so a cell that
+        prints a run never shows a failure as an empty result."""
+        if self.returncode != 0:
+            raise RuntimeError(f"the {self.sdk} loop exited with {self.returncode}: {self.stderr[-600:]}")
+        return self.printed
 
-def run_script(code: str, folder: Path, request: str = ASK, timeout: float = 120,
-               **env: str) -> subprocess.CompletedProcess[str]:
-    """``code`` as a user runs it: a script of its own in ``folder``, the request as its argument, the settings in
-    the environment. The caller's ``OPENAI_*`` and ``ANTHROPIC_*`` settings are dropped, so a run meant for a fake
+
+def run_script(code: str, folder: Path, env: dict[str, str], request: str = ASK,
+               timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``code`` as a user runs it: a script of its own in ``folder``, the request as its argument, the settings
+    (``env``) in the environment. The caller's ``OPENAI_*`` and ``ANTHROPIC_*`` settings are dropped, so a run meant for a fake
     never reaches a real API with a real key."""
     script = folder / "example.py"
     script.write_text(code, encoding="utf-8")
@@ -91,8 +100,8 @@ def on_fake_anthropic(folder: Path, code: str | None = None) -> LoopRun:
                             "input": {"query": "weather forecast"}}], "tool_use")
         server.reply_next([{"type": "tool_use", "id": "toolu_2", "name": "get_forecast", "input": {"city": "Oslo"}}],
                           "tool_use")
-        done = run_script(code or readme_loop("anthropic"), folder, ANTHROPIC_API_KEY=FAKE_KEY,
-                          ANTHROPIC_BASE_URL=server.base_url)
+        done = run_script(code or readme_loop("anthropic"), folder,
+                          {"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": server.base_url})
     return LoopRun("anthropic", done.stdout.splitlines(), done.returncode, done.stderr, _bodies(server))
 
 
@@ -104,17 +113,29 @@ def on_fake_openai(folder: Path, code: str | None = None) -> LoopRun:
                           "tool_calls")
         server.reply_next({"content": '{"name": "get_forecast", "arguments": {"city": "Oslo"}}'})
         server.reply_next({"content": f"Tomorrow: {FORECAST}."})
-        done = run_script(code or readme_loop("openai"), folder, OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="m")
+        done = run_script(code or readme_loop("openai"), folder, {"OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": "m"})
     return LoopRun("openai", done.stdout.splitlines(), done.returncode, done.stderr, _bodies(server))
 
 
 def on_llama_server(folder: Path, turns: int = 2, model: str = "0.5b", timeout: float = 600) -> LoopRun:
     """The OpenAI loop on the real small model behind llama-server's OpenAI endpoint, ``turns`` turns instead of six:
-    a turn of the 0.5B takes up to a minute on two busy cores. Raises ProviderError where it is not installed."""
-    code = readme_loop("openai").replace(TURNS_LINE["openai"], f"for turn in range({turns}):")
+    a turn of the 0.5B takes up to a minute on two busy cores. Where ``make real-model`` has not installed it, a run
+    that says so in one printed sentence: a learner's machine usually has no real model, and the chapter runs on."""
+    if find_install(model=model) is None:
+        return LoopRun("openai", [NOT_INSTALLED], 0, "", [])
+    code = readme_loop("openai").replace(OPENAI_TURNS_LINE, f"for turn in range({turns}):")
     with openai_endpoint(model=model) as url:
-        done = run_script(code, folder, timeout=timeout, OPENAI_BASE_URL=url, OPENAI_MODEL=f"qwen2.5-coder-{model}")
+        done = run_script(code, folder, {"OPENAI_BASE_URL": url, "OPENAI_MODEL": f"qwen2.5-coder-{model}"}, timeout=timeout)
     return LoopRun("openai", done.stdout.splitlines(), done.returncode, done.stderr, [])
+
+
+def show(run: LoopRun) -> None:
+    """In a notebook: the README's loop that made ``run``, as code, then what the run printed and a line per request
+    the fake received (:func:`request_lines`)."""
+    from IPython.display import Markdown, display  # the notebooks extra: only a chapter calls this
+
+    display(Markdown(f"The README's {run.sdk} loop:\n```python\n{readme_loop(run.sdk)}```"))
+    print(*run.output(), *request_lines(run), sep="\n")
 
 
 def _short(value: JSON, limit: int = 40) -> str:
