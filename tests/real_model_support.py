@@ -1,14 +1,14 @@
-"""Whether the real-model tests can run here (one answer for every test file that re-checks committed runs), and the
-real model behind llama-server's OpenAI-compatible endpoint for the tests of the provider that talks to it."""
+"""Whether the real-model tests can run here (one answer for every test file that re-checks committed runs); the
+real model behind llama-server's OpenAI-compatible endpoint is :func:`workbook.providers.local_llama.openai_endpoint`,
+which Chapter 7 uses too."""
 from __future__ import annotations
-
-import contextlib
-from typing import Iterator
 
 import pytest
 
 from harness.providers.base import ProviderError
-from workbook.providers.local_llama import LocalLlamaServer, find_install
+from workbook.providers.local_llama import find_install, openai_endpoint
+
+__all__ = ["model_missing", "needs_model", "openai_endpoint"]
 
 
 def model_missing() -> str | None:
@@ -21,18 +21,3 @@ def model_missing() -> str | None:
 
 #: Marks a test that runs the local llama.cpp model, skipped (saying why) where it is not installed.
 needs_model = pytest.mark.skipif(model_missing() is not None, reason=str(model_missing()))
-
-
-@contextlib.contextmanager
-def openai_endpoint(model: str = "0.5b", slots: int = 1, context: int = 16384) -> Iterator[str]:
-    """llama-server's own OpenAI-compatible endpoint on the real model, on 127.0.0.1 and a free port, with ``slots``
-    requests served at once (``--jinja``: the model's chat template renders the tools and parses their calls);
-    yields its ``/v1`` address and stops the server when the block ends."""
-    install = find_install(model=model)
-    if install is None:
-        raise ProviderError(f"the real model {model} is not installed: run `make real-model`")
-    server = LocalLlamaServer(install, context=context, extra_args=["--jinja", "-np", str(slots)])
-    try:
-        yield server.url + "/v1"
-    finally:
-        server.close()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from fake_anthropic_server import FakeAnthropicServer, unused_port
+from workbook.providers.fake_anthropic import FakeAnthropicServer, unused_port
 from harness.core.messages import Message, TextBlock, ToolCall, Transcript
 from harness.providers import settings
 from harness.providers.anthropic_provider import PRICES, AnthropicProvider, Price, price_for, redact

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai_server import FakeOpenAIServer
+from workbook.providers.fake_openai import FakeOpenAIServer
 from real_model_support import needs_model, openai_endpoint
 from experiments import measure
 from experiments.real_tasks import TaskRow, load, read_rows

@@ -1,6 +1,6 @@
 """The online path against what the real Messages API sends (issue 18, items 16–21).
 
-The fake server (tests/fake_anthropic_server.py) produces what the API's types and docs say it
+The fake server (workbook/providers/fake_anthropic.py) produces what the API's types and docs say it
 produces — thinking blocks, empty content, every stop reason, parallel tool calls, cache usage
 fields, rate-limit headers, 402/403/408/409/413/504, bodies a proxy sends — and the client must
 survive each with a clear outcome.
@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from conftest import run
-from fake_anthropic_server import FakeAnthropicServer
+from workbook.providers.fake_anthropic import FakeAnthropicServer
 from harness.selection.agent import arun
 from harness.selection.catalog import ToolCatalog
 from harness.core.messages import RedactedThinkingBlock, ThinkingBlock, Transcript

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import run
-from fake_openai_server import BODY_FAULTS, Fault, FakeOpenAIServer, tool_call
+from workbook.providers.fake_openai import BODY_FAULTS, Fault, FakeOpenAIServer, tool_call
 from real_model_support import needs_model, openai_endpoint
 from harness.core.messages import Message, ToolCall, ToolResult, Transcript
 from harness.core.tools import Tool, tool

@@ -40,7 +40,7 @@ def test_env_file_is_ignored_and_example_is_committed():
 
 
 def test_cached_answers_hold_no_key(tmp_path, small_tools):
-    from fake_anthropic_server import FakeAnthropicServer
+    from workbook.providers.fake_anthropic import FakeAnthropicServer
     from harness.providers.anthropic_provider import AnthropicProvider
 
     key = "sk-ant-" + "cachetest-" + "z" * 30
@@ -80,7 +80,7 @@ def test_any_eight_character_piece_of_a_secret_is_hidden():
 def test_a_download_address_with_a_login_is_not_shown(tmp_path):
     import pytest
 
-    from fake_anthropic_server import unused_port
+    from workbook.providers.fake_anthropic import unused_port
     from harness.evaluation.datasets import download
 
     url = f"http://reader:dl-s3cret-pass@127.0.0.1:{unused_port()}/tools.json"

@@ -32,7 +32,7 @@ READ_PUBLIC_DATA = [f"notebooks/{name}.ipynb" for name in
                      "07_use_it_in_your_agent", "08a_zero_shot_ideas", "08b_embedder_and_query_time")]
 START_NODE_SERVERS = [f"notebooks/{name}.ipynb" for name in
                       ("00_start_here", "05_mcp_integration", "05b_mcp_operations", "07_use_it_in_your_agent")]
-USE_REAL_MODEL = ["notebooks/01_tool_cliff.ipynb"]
+USE_REAL_MODEL = ["notebooks/01_tool_cliff.ipynb", "notebooks/07_use_it_in_your_agent.ipynb"]
 
 
 def asks_for_public_data(path: Path) -> bool:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -60,7 +61,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from harness.core.messages import Message, TextBlock, ToolCall, Transcript
 from harness.providers.base import ModelTurn, ProviderError, Usage
@@ -394,6 +395,25 @@ class LocalLlamaServer:
             watchdog.kill()
             watchdog.wait()
         self._log.close()
+
+
+@contextlib.contextmanager
+def openai_endpoint(model: str = DEFAULT_MODEL, slots: int = 1, context: int = 16384) -> Iterator[str]:
+    """llama-server's own OpenAI-compatible endpoint on the real ``model``, on 127.0.0.1 and a free port, with
+    ``slots`` requests served at once; yields its ``/v1`` address and stops the server when the block ends.
+
+    Why ``--jinja``: the model's chat template then renders the tools and parses the calls, as a user's own loop
+    meets it (Chapter 7 and the README's OpenAI example run on it; the tests of the OpenAI-compatible provider too).
+    Not installed: one ProviderError sentence.
+    """
+    install = find_install(model=model)
+    if install is None:
+        raise ProviderError(f"the real model {model} is not installed: run `make real-model`")
+    server = LocalLlamaServer(install, context=context, extra_args=["--jinja", "-np", str(slots)])
+    try:
+        yield server.url + "/v1"
+    finally:
+        server.close()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""A small OpenAI-compatible chat endpoint for tests: a real HTTP server on 127.0.0.1, in a background thread.
+"""A small OpenAI-compatible chat endpoint for the tests and Chapter 7: a real HTTP server on 127.0.0.1, in a
+background thread.
 
 What it is for: the answers a real server here cannot be made to give — an HTML page, an empty body, ``null``
 or ``{}`` with a 200, error statuses, a hang, a redirect — and the README's OpenAI example on a machine without
@@ -19,9 +20,9 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any
 
-from threaded_http import QuietHandler, ThreadedHTTPServer
+from harness.core.json_types import JSON, JSONObject
+from workbook.providers.fake_http import QuietHandler, ThreadedHTTPServer
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 #: Faults that answer 200 with a body that is not a chat completion (what a proxy or a wrong address sends).
@@ -45,7 +46,7 @@ class Fault:
 
 
 
-def problem(body: Any) -> str | None:
+def problem(body: JSON) -> str | None:
     """The first rule the request breaks, as a server would say it; None for a valid request."""
     if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not body["model"]:
         return "model: a model name is required"
@@ -73,7 +74,7 @@ def problem(body: Any) -> str | None:
     return None
 
 
-def completion(message: dict[str, Any], finish_reason: str, model: str, number: int) -> dict[str, Any]:
+def completion(message: JSONObject, finish_reason: str, model: str, number: int) -> JSONObject:
     """A chat completion holding ``message``, with usage and a cached share as the real API reports them."""
     return {"id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason}],
@@ -81,7 +82,7 @@ def completion(message: dict[str, Any], finish_reason: str, model: str, number: 
                       "prompt_tokens_details": {"cached_tokens": 60}}}
 
 
-def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def tool_call(call_id: str, name: str, arguments: JSONObject) -> JSONObject:
     """One entry of a reply's ``tool_calls``."""
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
@@ -93,7 +94,7 @@ class FakeOpenAIServer(ThreadedHTTPServer):
         self.api_key = api_key  # when set, any other Authorization gets a 401
         self.delay = delay
         self.in_flight = self.most_in_flight = 0
-        self.replies: deque[tuple[dict[str, Any], str]] = deque()
+        self.replies: deque[tuple[JSONObject, str]] = deque()
         self.faults: deque[Fault] = deque()
         super().__init__(self._handler_class(), "fake-openai")
 
@@ -101,7 +102,7 @@ class FakeOpenAIServer(ThreadedHTTPServer):
     def base_url(self) -> str:
         return self.origin + "/v1"
 
-    def reply_next(self, message: dict[str, Any], finish_reason: str = "stop") -> None:
+    def reply_next(self, message: JSONObject, finish_reason: str = "stop") -> None:
         """Answer the next valid request with this assistant message (``content``, ``tool_calls``)."""
         self.replies.append((message, finish_reason))
 
@@ -115,7 +116,7 @@ class FakeOpenAIServer(ThreadedHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any] | Fault:
+    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, JSON] | Fault:
         body, number, fault = self.record(path, headers, raw)
         if fault:
             return fault

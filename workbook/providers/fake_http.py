@@ -1,7 +1,10 @@
-"""A real HTTP server on 127.0.0.1 in a background thread: what the tests' fake API servers run on.
+"""A real HTTP server on 127.0.0.1 in a background thread: what the workbook's fake API servers run on
+(:mod:`~workbook.providers.fake_anthropic`, :mod:`~workbook.providers.fake_openai`).
 
-A fake answers through the real SDK's real HTTP path (headers, JSON, status codes, dropped connections), so a
-test covers what a user's request meets; the fakes differ only in the API they speak.
+They live in the workbook, not in tests/, because Chapter 7 runs the README's own-loop examples against them as
+the tests do: one fake for both, so what the chapter shows is what the tests check. A fake answers through the
+real SDK's real HTTP path (headers, JSON, status codes, dropped connections), so a test covers what a user's
+request meets; the fakes differ only in the API they speak.
 """
 from __future__ import annotations
 
@@ -12,12 +15,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harness.core.json_types import JSON
+
 
 @dataclass
 class RecordedRequest:
     path: str
     headers: dict[str, str]  # names in lower case
-    body: Any
+    body: JSON
 
     def api_key(self) -> str | None:
         """The key the client sent, in either header the APIs accept."""
@@ -38,7 +43,7 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # Any: the stdlib's signature
         pass
 
 
@@ -49,7 +54,7 @@ class ThreadedHTTPServer:
 
     def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
         self.requests: list[RecordedRequest] = []
-        self.faults: deque[Any] = deque()
+        self.faults: deque[Any] = deque()  # Any: each fake queues its own kind of Fault
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -59,10 +64,9 @@ class ThreadedHTTPServer:
 
     @property
     def origin(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._httpd.server_port}"  # bound to 127.0.0.1 in __init__
 
-    def record(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[Any, int, Any]:
+    def record(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[JSON, int, Any]:  # Any: the fake's Fault
         """A request recorded: its JSON body (None when it is not JSON), its number, and the fault queued for it."""
         try:
             body = json.loads(raw or b"null")

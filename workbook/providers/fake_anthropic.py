@@ -1,4 +1,4 @@
-"""A local Anthropic Messages API for tests: a real HTTP server on 127.0.0.1, in a background thread.
+"""A local Anthropic Messages API for the tests and Chapter 7: a real HTTP server on 127.0.0.1, in a background thread.
 
 The real ``anthropic`` SDK talks to it through ``base_url``, so tests cover the real request and
 response path with no network: headers, JSON, status codes, retries, dropped connections.
@@ -33,9 +33,9 @@ import socket
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any
 
-from threaded_http import QuietHandler, RecordedRequest, ThreadedHTTPServer
+from harness.core.json_types import JSON, JSONObject
+from workbook.providers.fake_http import QuietHandler, RecordedRequest, ThreadedHTTPServer
 
 #: Error kinds as the API names them, with their status codes and a typical message.
 ERRORS: dict[str, tuple[int, str]] = {
@@ -89,20 +89,20 @@ class RequestError(ValueError):
     """The request breaks an API rule; the message is what the API would say."""
 
 
-def count_tokens(body: dict[str, Any]) -> int:
+def count_tokens(body: JSONObject) -> int:
     """A deterministic stand-in for a tokenizer: words and punctuation of the request's input."""
     parts = {k: body.get(k) for k in ("system", "messages", "tools")}
     return len(_TOKEN.findall(json.dumps(parts, sort_keys=True)))
 
 
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _blocks(message: JSONObject) -> list[JSONObject]:
     content = message["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
-def _merge_turns(messages: list[Any]) -> list[Any]:
+def _merge_turns(messages: list[JSON]) -> list[JSON]:
     """Consecutive messages of one role as one turn, as the API combines them."""
-    merged: list[Any] = []
+    merged: list[JSON] = []
     for message in messages:
         if (merged and isinstance(message, dict) and isinstance(merged[-1], dict)
                 and message.get("role") == merged[-1].get("role") and message.get("content")):
@@ -112,7 +112,7 @@ def _merge_turns(messages: list[Any]) -> list[Any]:
     return merged
 
 
-def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
+def validate(body: JSON, *, counting: bool, thinking: bool = False) -> None:
     """Raise RequestError naming the first rule the request breaks."""
     if not isinstance(body, dict):
         raise RequestError("The request body must be a JSON object.")
@@ -200,7 +200,7 @@ def validate(body: Any, *, counting: bool, thinking: bool = False) -> None:
         names.add(t["name"])
 
 
-def _first_json_object(text: str) -> dict[str, Any]:
+def _first_json_object(text: str) -> JSONObject:
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
@@ -212,7 +212,7 @@ def _first_json_object(text: str) -> dict[str, Any]:
     return {}
 
 
-def reply(body: dict[str, Any], tool_use_id: str) -> tuple[list[dict[str, Any]], str]:
+def reply(body: JSONObject, tool_use_id: str) -> tuple[list[JSONObject], str]:
     """The deterministic answer (content blocks, stop_reason) described in the module docstring."""
     messages = body["messages"]
     last = _blocks(messages[-1])
@@ -235,8 +235,8 @@ class FakeAnthropicServer(ThreadedHTTPServer):
     def __init__(self, api_key: str | None = None, *, thinking: bool = False) -> None:
         self.api_key = api_key  # when set, any other key gets the API's 401
         self.thinking = thinking  # every reply starts with a signed thinking block
-        self.scripted: deque[tuple[list[dict[str, Any]], str]] = deque()
-        self.responses: list[dict[str, Any]] = []
+        self.scripted: deque[tuple[list[JSONObject], str]] = deque()
+        self.responses: list[JSONObject] = []
         self.faults: deque[Fault] = deque()
         self.redirects: deque[tuple[int, str]] = deque()
         super().__init__(self._handler_class(), "fake-anthropic")
@@ -254,7 +254,7 @@ class FakeAnthropicServer(ThreadedHTTPServer):
         extra = dict(headers or {}) | ({"x-fault-message": message} if message else {})
         self.faults.extend(Fault(kind, extra, seconds, status) for _ in range(times))
 
-    def reply_next(self, content: list[dict[str, Any]], stop_reason: str) -> None:
+    def reply_next(self, content: list[JSONObject], stop_reason: str) -> None:
         """Answer the next valid /v1/messages request with exactly this content and stop reason."""
         self.scripted.append((content, stop_reason))
 
@@ -271,7 +271,7 @@ class FakeAnthropicServer(ThreadedHTTPServer):
 
     # --- one request ---------------------------------------------------------------------
 
-    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any] | Fault:
+    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], JSON] | Fault:
         """(status, extra headers, JSON body) for a request, or the Fault to act out instead."""
         body, number, fault = self.record(path, headers, raw)
         if fault and (fault.kind in SILENT_FAULTS or fault.kind in BODY_FAULTS):
@@ -311,7 +311,7 @@ class FakeAnthropicServer(ThreadedHTTPServer):
 
     @staticmethod
     def _error(kind: str, message: str, headers: dict[str, str] | None = None,
-               status: int | None = None) -> tuple[int, dict[str, str], Any]:
+               status: int | None = None) -> tuple[int, dict[str, str], JSON]:
         body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}
         return status or ERRORS[kind][0], dict(headers or {}), body
 
