@@ -15,8 +15,8 @@ clock of this run is kept beside it (``wall_seconds``) with the note of how busy
     PYTHONPATH=$PWD nice -n 10 .venv/bin/python scripts/measure_run_times.py [NOTEBOOK ...] [--note TEXT] [--guide]
 
 Named notebooks are re-measured and merged into the file; with none, every notebook is. ``--guide``
-then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md) and the
-README's chapter and exercise tables.
+then writes the measured times into the instructor's guide's tables (notebooks/INSTRUCTORS.md), the
+README's chapter and exercise tables, and each exercise's first cell (starter and solution).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbook.views.reading_time import (GUIDE, RUN_TIMES, all_notebooks, measured_seconds,  # noqa: E402
-                                         readme_with_measured_times, with_measured_times)
+                                         readme_with_measured_times, with_exercise_run_time, with_measured_times)
 
 
 def children_cpu() -> float:
@@ -71,6 +71,18 @@ def main() -> None:
         (ROOT / GUIDE).write_text(with_measured_times((ROOT / GUIDE).read_text(encoding="utf-8"), ROOT, measured), encoding="utf-8")
         readme = ROOT / "README.md"
         readme.write_text(readme_with_measured_times(readme.read_text(encoding="utf-8"), measured), encoding="utf-8")
+        for solution in sorted((ROOT / "exercises" / "solutions").glob("*.ipynb")):
+            for notebook in (solution, solution.parents[1] / solution.name):
+                state_run_time(notebook, measured[solution.relative_to(ROOT).as_posix()])
+
+
+def state_run_time(notebook: Path, seconds: float) -> None:
+    """Rewrite the run time an exercise's first cell states (its markdown only; outputs are not touched)."""
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    first = data["cells"][0]
+    text = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
+    first["source"] = with_exercise_run_time(text, seconds).splitlines(keepends=True)
+    notebook.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def record(name: str, cpu: float, wall: float, note: str) -> None:
@@ -86,3 +98,4 @@ def record(name: str, cpu: float, wall: float, note: str) -> None:
 
 if __name__ == "__main__":
     main()
+

@@ -21,7 +21,8 @@ from workbook.views.reading_time import (NOTEBOOK_CAP, RUN_TIMES, Reading, all_n
                                          core_path_minutes, guide_times, html_words, load_notebook, measured_seconds,
                                          notebook_words, readme_times, readme_with_measured_times, reading, reading_minutes,
                                          reading_words, run_minutes,
-                                         run_time_drift, spoken_time, stated_minutes, stated_times, with_measured_times,
+                                         run_time_drift, spoken_time, stated_minutes, stated_times, with_exercise_run_time,
+                                         with_measured_times,
                                          with_reading_minutes, within)
 
 ROOT = Path(__file__).resolve().parents[1]

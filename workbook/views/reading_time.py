@@ -296,6 +296,15 @@ def readme_with_measured_times(text: str, measured: dict[str, float]) -> str:
     return README_ROW.sub(lambda m: m[1] + spoken_time(measured[m[2]]), text)
 
 
+#: An exercise's first cell (starter and solution) states its solution's run: "*Run: about 15 s on 2 cores (measured) · …".
+EXERCISE_RUN = re.compile(r"(\*Run: about )\d+ (?:s|min)( on 2 cores \(measured\))")
+
+
+def with_exercise_run_time(first_cell: str, seconds: float) -> str:
+    """An exercise's first cell with its stated run replaced by ``seconds``, said as :func:`spoken_time` says it."""
+    return EXERCISE_RUN.sub(lambda m: m[1] + spoken_time(seconds).removeprefix("≈ ") + m[2], first_cell)
+
+
 #: The column after the run time: a chapter's stated reading minutes, an exercise's estimated solving minutes.
 GUIDE_MINUTES = re.compile(r"^(\| (\w+) · [^|]+\|[^|]*\| ≈ \d+ (?:s|min) \| )(\d+) min( \|)", re.MULTILINE)
 
