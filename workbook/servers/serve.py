@@ -63,8 +63,12 @@ def serve_tools(name: str, tools: Sequence[Tool], *, instructions: str, version:
 
 def run_demo_server(name: str, make_tools: Callable[["DemoWorld"], list[Tool]], instructions: str) -> None:
     """Run one domain of a fresh demo world (seeded, in a temp folder) as an MCP server over stdio."""
+    from harness.core.temp_folders import exit_cleanly_on_sigterm
     from workbook.demo.world import DemoWorld  # the world imports the whole demo; only servers need it
 
+    # SIGTERM while the world is being seeded (a client that gives up at once) unwinds, so the half-made world's
+    # finalizer removes its folder; the default ended the process there and left it
+    exit_cleanly_on_sigterm()
     # a temp sandbox named after this process: one killed with SIGKILL leaves a folder the next server removes
     with DemoWorld() as world:
         def ended(signum: int, frame: object) -> None:
