@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -78,11 +80,11 @@ def main() -> None:
 
 def state_run_time(notebook: Path, seconds: float) -> None:
     """Rewrite the run time an exercise's first cell states (its markdown only; outputs are not touched)."""
-    data = json.loads(notebook.read_text(encoding="utf-8"))
-    first = data["cells"][0]
-    text = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
-    first["source"] = with_exercise_run_time(text, seconds).splitlines(keepends=True)
-    notebook.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    nb = nbformat.read(str(notebook), as_version=4)
+    new = with_exercise_run_time(nb.cells[0].source, seconds)
+    if new != nb.cells[0].source:
+        nb.cells[0].source = new
+        nbformat.write(nb, str(notebook))
 
 
 def record(name: str, cpu: float, wall: float, note: str) -> None:

@@ -51,7 +51,7 @@ def test_a_hub_whose_log_folder_was_removed_before_it_started_does_not_make_it_a
     assert list(tmp_path.iterdir()) == []
 
 
-SANDBOX_CHILD = ("import os, sys, pathlib; from workbook.sandbox import chapter_sandbox; s = chapter_sandbox(); "
+SANDBOX_CHILD = ("import sys; from workbook.sandbox import chapter_sandbox; s = chapter_sandbox(); "
                  "(s / 'server.log').write_text('x'); print(s, flush=True); sys.stdin.readline()")
 
 
